@@ -203,6 +203,34 @@ int64_t softib_ctl_counter(softib_ctl_t *ctl, const char *dev,
     return -ENOENT;
 }
 
+int softib_ctl_contexts(softib_ctl_t *ctl, struct softib_ctx_info *info,
+                        int max)
+{
+    const struct sib_reg_slot *s;
+    unsigned slot, p;
+    int n = 0;
+
+    for (slot = 1; slot < SIB_MAX_SLOTS; slot++) {
+        if (!sib_registry_slot_alive(ctl->reg, slot)) {
+            continue;
+        }
+        if (n < max) {
+            s = &ctl->reg->slot[slot];
+            memset(&info[n], 0, sizeof(info[n]));
+            info[n].slot = slot;
+            info[n].pid  = (int)s->pid;
+            snprintf(info[n].dev, sizeof(info[n].dev), "%s",
+                     (s->dev < ctl->reg->num_devs) ?
+                     ctl->reg->dev[s->dev].name : "?");
+            for (p = 0; p < SIB_MAX_PORTS; p++) {
+                info[n].udp_port[p] = s->udp_port[p];
+            }
+        }
+        n++;
+    }
+    return n;
+}
+
 const char *softib_ctl_counter_name(int index)
 {
     return ((index >= 0) && (index < SIB_CNT_LAST)) ? sib_counter_name[index] :

@@ -161,9 +161,10 @@ static int softib_cmd_run(int argc, char **argv)
 
 static int softib_cmd_status(void)
 {
+    struct softib_ctx_info info[64];
     softib_ctl_t *ctl;
     const char *name;
-    int i, p, nports;
+    int i, p, nports, nctx;
 
     if (softib_open(&ctl) < 0) {
         return 1;
@@ -177,6 +178,13 @@ static int softib_cmd_status(void)
                    softib_ctl_link_get(ctl, name, (unsigned)p) ? "ACTIVE" :
                                                                   "DOWN");
         }
+    }
+
+    nctx = softib_ctl_contexts(ctl, info, 64);
+    printf("%d open context(s)\n", nctx);
+    for (i = 0; (i < nctx) && (i < 64); i++) {
+        printf("  slot %u  pid %d  %s  udp %u/%u\n", info[i].slot, info[i].pid,
+               info[i].dev, info[i].udp_port[0], info[i].udp_port[1]);
     }
     softib_ctl_close(ctl);
     return 0;

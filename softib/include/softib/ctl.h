@@ -91,6 +91,18 @@ int         softib_ctl_reset(softib_ctl_t *ctl);
 int64_t     softib_ctl_counter(softib_ctl_t *ctl, const char *dev,
                                const char *name);
 
+/* The device contexts alive now (one per ibv_open_device). */
+struct softib_ctx_info {
+    unsigned slot;          /* QPNs of the context are slot << 12 | n */
+    int      pid;
+    char     dev[32];
+    uint16_t udp_port[2];   /* where its packets arrive, per device port */
+};
+
+/* Fills up to max entries; returns how many contexts are alive. */
+int         softib_ctl_contexts(softib_ctl_t *ctl,
+                                struct softib_ctx_info *info, int max);
+
 /* Name of counter index i, NULL past the last */
 const char *softib_ctl_counter_name(int index);
 
