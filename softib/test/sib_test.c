@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 
 softib_ctl_t *st_ctl;
@@ -37,9 +38,18 @@ void st_check(int ok, const char *file, int line, const char *expr,
 
 int st_main(const struct st_test *tests, int ntests)
 {
+    char registry[64];
     int i, failed = 0, ret;
 
     setvbuf(stdout, NULL, _IOLBF, 0);
+
+    /* A registry of our own: the tests take links down and reset rules,
+     * which must not disturb anything else using softib on this machine
+     * (or another test program running in parallel). */
+    snprintf(registry, sizeof(registry), "/dev/shm/softib-test.%d",
+             (int)getpid());
+    setenv("SOFTIB_REGISTRY", registry, 1);
+
     ret = softib_ctl_open(&st_ctl);
     if (ret < 0) {
         fprintf(stderr, "cannot open the softib registry: %s\n",
@@ -60,6 +70,7 @@ int st_main(const struct st_test *tests, int ntests)
     }
     softib_ctl_reset(st_ctl);
     softib_ctl_close(st_ctl);
+    unlink(registry);
 
     printf("# %d tests, %d passed, %d failed\n", ntests, ntests - failed,
            failed);
