@@ -238,6 +238,7 @@ void sib_engine_progress(struct sib_engine *eng)
     if (!sib_list_empty(&eng->delayed)) {
         sib_net_run_delayed(eng, now);
     }
+    sib_net_flush(eng);
 }
 
 void sib_engine_app_polled(struct sib_engine *eng)
@@ -449,6 +450,8 @@ static int sib_engine_create(struct sib_engine **eng_p)
     sib_list_init(&eng->timer_list);
     sib_list_init(&eng->delayed);
     eng->next_timer_ns = UINT64_MAX;
+    eng->batching      = (getenv("SOFTIB_BATCH") == NULL) ||
+                         strcmp(getenv("SOFTIB_BATCH"), "0");
     eng->wake_fd       = -1;
     eng->epfd_all      = -1;
     eng->epfd_wake     = -1;

@@ -19,8 +19,28 @@
 
 #define SIB_MAX_SOCKS      8
 #define SIB_RX_BATCH       32
-#define SIB_RX_BUF_SIZE    8192
-#define SIB_RX_BUDGET      256      /* packets per socket per pass */
+#define SIB_RX_BUDGET      256      /* datagrams per socket per pass */
+
+/* Several packets for the same process travel in one datagram: the LRH
+ * packet length delimits them. It cuts system calls and receiver wake-ups
+ * by the batch size; every packet keeps its own headers, PSN and fault
+ * decisions. SOFTIB_BATCH=0 sends one packet per datagram (for captures). */
+#define SIB_DGRAM_MAX      65000
+#define SIB_RX_BUF_SIZE    (SIB_DGRAM_MAX + 1024)
+#define SIB_BATCH_PKTS     32
+#define SIB_BATCH_IOV      (SIB_BATCH_PKTS * (SIB_MAX_SGE + 2))
+
+struct sib_tx_batch {
+    int                 fd;
+    struct sockaddr_in  dst;
+    struct sib_context *ctx;        /* to count a failed send against */
+    uint32_t            npkts;
+    uint32_t            bytes;
+    uint32_t            niov;
+    struct iovec        iov[SIB_BATCH_IOV];
+    uint8_t             hdr[SIB_BATCH_PKTS][SIB_MAX_HDR];
+    uint8_t             tail[SIB_BATCH_PKTS][8];
+};
 
 /* One UDP socket per distinct port IP in this process; contexts share it.
  * The DLID in the LRH, not the socket, says which port a packet is for. */
@@ -67,7 +87,9 @@ struct sib_engine {
     int                  thread_light;   /* waiting on wake_fd only */
     uint64_t             thread_deadline_ns;
 
-    /* receive batch, used under the engine lock */
+    /* transmit batch and receive buffers, used under the engine lock */
+    int                  batching;
+    struct sib_tx_batch  tx;
     uint8_t             *rx_buf;
     struct mmsghdr       rx_msg[SIB_RX_BATCH];
     struct iovec         rx_iov[SIB_RX_BATCH];

@@ -166,6 +166,7 @@ void     sib_out_init(struct sib_out *out, struct sib_qp *qp,
 void     sib_out_add_payload(struct sib_out *out, const void *addr,
                              uint32_t len);
 void     sib_net_xmit(struct sib_qp *qp, struct sib_out *out);
+void     sib_net_flush(struct sib_engine *eng);
 void     sib_net_run_delayed(struct sib_engine *eng, uint64_t now);
 uint64_t sib_net_next_delayed(struct sib_engine *eng);
 void     sib_net_free_delayed(struct sib_engine *eng);

@@ -243,6 +243,75 @@ uint64_t sib_net_next_delayed(struct sib_engine *eng)
                           link)->due_ns;
 }
 
+/* Engine lock held. Send the batched packets, if any. Called at the end of
+ * every engine pass and of every post_send. */
+void sib_net_flush(struct sib_engine *eng)
+{
+    struct sib_tx_batch *tx = &eng->tx;
+    struct msghdr msg;
+
+    if (tx->npkts == 0) {
+        return;
+    }
+
+    memset(&msg, 0, sizeof(msg));
+    msg.msg_name    = &tx->dst;
+    msg.msg_namelen = sizeof(tx->dst);
+    msg.msg_iov     = tx->iov;
+    msg.msg_iovlen  = tx->niov;
+    if (sendmsg(tx->fd, &msg, MSG_DONTWAIT) < 0) {
+        /* lost like on a congested link; the requesters retransmit */
+        sib_count(tx->ctx, SIB_CNT_DROP_SEND_ERR, tx->npkts);
+        sib_log_debug("sendmsg of %u packets to udp port %u: %m", tx->npkts,
+                      ntohs(tx->dst.sin_port));
+    }
+    tx->npkts = 0;
+    tx->bytes = 0;
+    tx->niov  = 0;
+}
+
+static void sib_net_batch_add(struct sib_engine *eng, struct sib_context *ctx,
+                              int fd, const struct sockaddr_in *dst,
+                              struct sib_out *out, uint32_t hdr_len,
+                              uint32_t total)
+{
+    struct sib_tx_batch *tx = &eng->tx;
+    uint32_t tail_len = (uint32_t)out->iov[1 + out->iovcnt].iov_len;
+    uint32_t i;
+
+    if ((tx->npkts > 0) &&
+        ((tx->fd != fd) || (tx->dst.sin_port != dst->sin_port) ||
+         (tx->dst.sin_addr.s_addr != dst->sin_addr.s_addr) ||
+         (tx->bytes + total > SIB_DGRAM_MAX) ||
+         (tx->niov + out->iovcnt + 2 > SIB_BATCH_IOV) ||
+         (tx->npkts == SIB_BATCH_PKTS) || !eng->batching)) {
+        sib_net_flush(eng);
+    }
+    if (tx->npkts == 0) {
+        tx->fd  = fd;
+        tx->dst = *dst;
+        tx->ctx = ctx;
+    }
+
+    memcpy(tx->hdr[tx->npkts], out->hdr, hdr_len);
+    memcpy(tx->tail[tx->npkts], out->tail, tail_len);
+    tx->iov[tx->niov].iov_base = tx->hdr[tx->npkts];
+    tx->iov[tx->niov].iov_len  = hdr_len;
+    tx->niov++;
+    for (i = 0; i < out->iovcnt; i++) {
+        tx->iov[tx->niov++] = out->iov[1 + i];
+    }
+    tx->iov[tx->niov].iov_base = tx->tail[tx->npkts];
+    tx->iov[tx->niov].iov_len  = tail_len;
+    tx->niov++;
+    tx->npkts++;
+    tx->bytes += total;
+
+    if (!eng->batching) {
+        sib_net_flush(eng);
+    }
+}
+
 void sib_net_free_delayed(struct sib_engine *eng)
 {
     struct sib_delayed *d;
@@ -319,23 +388,17 @@ void sib_net_xmit(struct sib_qp *qp, struct sib_out *out)
     out->iov[1 + out->iovcnt].iov_base = out->tail;
     out->iov[1 + out->iovcnt].iov_len  = pad + SIB_ICRC_SIZE;
 
-    memset(&msg, 0, sizeof(msg));
-    msg.msg_name    = &dst;
-    msg.msg_namelen = sizeof(dst);
-    msg.msg_iov     = out->iov;
-    msg.msg_iovlen  = out->iovcnt + 2;
-
     sib_count(ctx, SIB_CNT_TX_PKTS, 1);
     sib_count(ctx, SIB_CNT_TX_BYTES, total);
 
     if (rule != NULL) {
+        memset(&msg, 0, sizeof(msg));
+        msg.msg_iov    = out->iov;
+        msg.msg_iovlen = out->iovcnt + 2;
         sib_count(ctx, SIB_CNT_DELAY_RULE, 1);
         sib_net_delay(eng, fd, &dst, &msg, total, rule->delay_ns);
         return;
     }
 
-    if (sendmsg(fd, &msg, MSG_DONTWAIT) < 0) {
-        sib_count(ctx, SIB_CNT_DROP_SEND_ERR, 1);
-        sib_log_debug("sendmsg to udp port %u: %m", ntohs(dst.sin_port));
-    }
+    sib_net_batch_add(eng, ctx, fd, &dst, out, hdr_len, total);
 }

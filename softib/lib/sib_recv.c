@@ -147,8 +147,8 @@ static int sib_recv_state_ok(const struct sib_qp *qp, uint32_t mask)
     }
 }
 
-/* Engine lock held. */
-void sib_recv(struct sib_engine *eng, uint8_t *buf, uint32_t len)
+/* Engine lock held. One packet. */
+static void sib_recv_one(struct sib_engine *eng, uint8_t *buf, uint32_t len)
 {
     struct sib_registry *reg = eng->reg;
     struct sib_reg_rule *rule;
@@ -160,12 +160,6 @@ void sib_recv(struct sib_engine *eng, uint8_t *buf, uint32_t len)
 
     pkt.buf = buf;
     pkt.len = len;
-
-    if ((len >= sizeof(struct sib_lrh)) &&
-        (__lrh_lnh((struct sib_lrh*)buf) == SIB_LNH_RAW) &&
-        sib_recv_doorbell(eng, buf, len)) {
-        return;
-    }
 
     cnt = sib_recv_parse(&pkt);
     if (cnt != SIB_CNT_LAST) {
@@ -230,4 +224,28 @@ void sib_recv(struct sib_engine *eng, uint8_t *buf, uint32_t len)
     } else {
         sib_comp_pkt(qp, &pkt);
     }
+}
+
+/* Engine lock held. A datagram: a doorbell, or one or more packets one
+ * after the other, each delimited by its LRH packet length. */
+void sib_recv(struct sib_engine *eng, uint8_t *buf, uint32_t len)
+{
+    uint32_t pktlen;
+
+    if ((len >= sizeof(struct sib_lrh)) &&
+        (__lrh_lnh((struct sib_lrh*)buf) == SIB_LNH_RAW) &&
+        sib_recv_doorbell(eng, buf, len)) {
+        return;
+    }
+
+    do {
+        pktlen = (len >= sizeof(struct sib_lrh)) ?
+                 __lrh_pktlen((struct sib_lrh*)buf) * 4 : 0;
+        if ((pktlen == 0) || (pktlen > len)) {
+            pktlen = len; /* the rest is one bad packet */
+        }
+        sib_recv_one(eng, buf, pktlen);
+        buf += pktlen;
+        len -= pktlen;
+    } while (len > 0);
 }

@@ -786,6 +786,7 @@ int sib_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
         sib_comp_flush_sq(qp); /* IBA 10.8.3.4: posted to ERR, flushed */
     } else {
         sib_req_run(qp);
+        sib_net_flush(eng);
     }
     sib_engine_unlock(eng);
     return ret;
