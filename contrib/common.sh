@@ -1,0 +1,72 @@
+#
+# Copyright (C) rc_varuna authors 2026. ALL RIGHTS RESERVED.
+# See file LICENSE for terms.
+#
+# Sourced by contrib/quickstart and contrib/ucx-build: the build layout and a
+# few helpers. Everything generated lives under build/ (git-ignored).
+#
+
+RC_VARUNA_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
+RC_VARUNA_BUILD=$RC_VARUNA_ROOT/build
+RC_VARUNA_LOGS=$RC_VARUNA_BUILD/logs
+
+# The UCX we build on: Debian bookworm's source package (DESIGN.md section 6)
+UCX_VERSION=1.13.1
+UCX_DEB_VERSION=1.13.1-1
+
+# Install prefix of UCX and of our top-level build; the UCX tree and its build
+: "${RC_VARUNA_PREFIX:=$RC_VARUNA_BUILD/prefix}"
+UCX_DIR=$RC_VARUNA_BUILD/ucx
+UCX_SRC=$UCX_DIR/src
+UCX_BLD=$UCX_DIR/build
+
+# Compilers and parallelism for every build step
+: "${CC:=ccache gcc}"
+: "${CXX:=ccache g++}"
+: "${CCACHE_DIR:=$RC_VARUNA_BUILD/ccache}"
+: "${JOBS:=$(($(nproc) + 1))}"
+export CCACHE_DIR
+
+# Our gtest cases in UCX's gtest binary
+: "${RC_VARUNA_GTEST_FILTER:=*rc_varuna*}"
+
+
+rc_varuna_progress()
+{
+    printf '[%s] %s\n' "${0##*/}" "$*"
+}
+
+rc_varuna_die()
+{
+    printf '[%s] error: %s\n' "${0##*/}" "$*" >&2
+    exit 1
+}
+
+# rc_varuna_run_logged <log name> <command...>: run a long step with its output
+# in build/logs/<log name>.log; show the end of the log if it fails.
+rc_varuna_run_logged()
+{
+    local log=$RC_VARUNA_LOGS/$1.log
+    local start=$SECONDS
+    shift
+
+    mkdir -p "$RC_VARUNA_LOGS"
+    if ! "$@" >"$log" 2>&1; then
+        tail -n 40 "$log" >&2
+        rc_varuna_die "'$*' failed, full log: $log"
+    fi
+    rc_varuna_progress "  done in $((SECONDS - start)) s" \
+                       "(log: ${log#$RC_VARUNA_ROOT/})"
+}
+
+# Run a command as root (apt-get), through sudo when we are not root
+rc_varuna_as_root()
+{
+    if [[ $EUID -eq 0 ]]; then
+        "$@"
+    elif command -v sudo >/dev/null; then
+        sudo -n "$@"
+    else
+        rc_varuna_die "'$*' needs root (or sudo)"
+    fi
+}
