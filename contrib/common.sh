@@ -59,6 +59,32 @@ rc_varuna_run_logged()
                        "(log: ${log#$RC_VARUNA_ROOT/})"
 }
 
+# rc_varuna_configure <log name> <build dir> <configure> [args...]: run
+# configure in <build dir> unless it already ran there with the same arguments,
+# the same configure script (a regenerated one runs again, cleanly) and the
+# same versions of the packages of contrib/debian-packages (it checks for some)
+rc_varuna_configure()
+{
+    local log=$1 dir=$2
+    local stamp=$dir/.rc_varuna-configure
+    local id
+    shift 2
+
+    id=$({ printf '%s\n' "$@"
+           stat -c %Y "$1"
+           sed 's/#.*//' "$RC_VARUNA_ROOT/contrib/debian-packages" |
+               xargs dpkg-query -W 2>/dev/null || true; } |
+         sha256sum | cut -d' ' -f1)
+    [[ -f $dir/Makefile && -f $stamp && $(<"$stamp") == "$id" ]] && return
+
+    rc_varuna_progress "configuring ${dir#$RC_VARUNA_ROOT/}"
+    mkdir -p "$dir"
+    rm -f "$stamp"
+    rc_varuna_run_logged "$log" sh -c 'cd "$1" && shift && exec "$@"' sh \
+        "$dir" "$@"
+    printf '%s\n' "$id" >"$stamp"
+}
+
 # Run a command as root (apt-get), through sudo when we are not root
 rc_varuna_as_root()
 {
