@@ -1,0 +1,88 @@
+/**
+ * Copyright (C) rc_varuna authors 2026. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#ifndef UCT_RC_VARUNA_CLASSIFY_H
+#define UCT_RC_VARUNA_CLASSIFY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Classification of the operations in flight on a failed QP
+ * (DESIGN.md section 5.3).
+ *
+ * The completion log word L at the responder is the sequence number of an
+ * operation that executed, and every smaller one executed too. So:
+ *   sn <= L      executed
+ *   sn >  L + 1  lost
+ *   sn == L + 1  undecided: its request may have executed while the log
+ *                write behind it was lost.
+ * The undecided one is settled by what it is: a READ is simply read again,
+ * a SEND is resent and the receiver drops the duplicate by its sequence
+ * number; a WRITE or atomic needs the responder's expected PSN, which says
+ * exactly which requests executed (section 3.4). Without a log every
+ * operation is decided that way.
+ *
+ * Plain C, no UCX types: unit-tested on its own.
+ */
+
+typedef enum {
+    UCT_RC_VARUNA_KIND_WRITE,          /* puts, flush, keepalive */
+    UCT_RC_VARUNA_KIND_SEND,           /* active messages, FC grants */
+    UCT_RC_VARUNA_KIND_READ,
+    UCT_RC_VARUNA_KIND_ATOMIC        /* fetching or not */
+} uct_rc_varuna_kind_t;
+
+typedef enum {
+    UCT_RC_VARUNA_VERDICT_EXECUTED,  /* executed at the responder */
+    UCT_RC_VARUNA_VERDICT_LOST,      /* must be sent again */
+    UCT_RC_VARUNA_VERDICT_UNDECIDED  /* needs the responder's expected PSN */
+} uct_rc_varuna_verdict_t;
+
+/* What decided the verdict (for the failover report) */
+typedef enum {
+    UCT_RC_VARUNA_BASIS_LOG,         /* the completion log */
+    UCT_RC_VARUNA_BASIS_PSN,         /* the responder's expected PSN */
+    UCT_RC_VARUNA_BASIS_IDEMPOTENT,  /* resending is harmless: READ/SEND */
+    UCT_RC_VARUNA_BASIS_NONE         /* undecided */
+} uct_rc_varuna_basis_t;
+
+typedef struct {
+    /* input */
+    uint64_t sn;
+    uint32_t last_psn;       /* last PSN of the operation's request */
+    uint8_t  kind;           /* uct_rc_varuna_kind_t */
+    /* output */
+    uint8_t  verdict;        /* uct_rc_varuna_verdict_t */
+    uint8_t  basis;          /* uct_rc_varuna_basis_t */
+} uct_rc_varuna_cls_op_t;
+
+typedef struct {
+    bool     log_valid;      /* the log word was read */
+    uint64_t log_sn;         /* its value, L */
+    bool     psn_valid;      /* the responder reported its expected PSN */
+    uint32_t rq_psn;
+} uct_rc_varuna_cls_input_t;
+
+typedef struct {
+    unsigned executed;
+    unsigned lost;
+    unsigned undecided;
+    unsigned by_log;
+    unsigned by_psn;
+    unsigned by_idempotence;
+    /* the log and the PSN disagree: must never happen */
+    unsigned conflicts;
+} uct_rc_varuna_cls_summary_t;
+
+
+/* Classify ops[0..count), given in increasing sn order. */
+void uct_rc_varuna_classify(const uct_rc_varuna_cls_input_t *in,
+                            uct_rc_varuna_cls_op_t *ops, size_t count,
+                            uct_rc_varuna_cls_summary_t *summary);
+
+#endif
