@@ -8,38 +8,630 @@
 #  include "config.h"
 #endif
 
-#include <uct/base/uct_component.h>
+#include "rc_varuna.h"
+
+#include <uct/base/uct_md.h>
 #include <ucs/debug/log.h>
-#include <ucs/sys/stubs.h>
+#include <ucs/sys/string.h>
+#include <string.h>
 
 
 /*
- * rc_varuna has its own UCT component (DESIGN.md section 3.1): its memory
- * domain will pair a primary device with a standby device. Until the
- * transport lands, the component is registered but offers no memory domain,
- * so UCP and ucx_info see it and pass over it.
+ * The rc_varuna memory domain (DESIGN.md section 3.1) pairs a primary
+ * device with a standby device: on modern NICs every port is a device of
+ * its own, with its own protection domain and keys. Memory is registered
+ * on both; the packed remote key carries both keys, the memory handle both
+ * local keys, so a lane on either device can address the same bytes, and
+ * failover stays invisible to UCP.
+ *
+ * The memory domain is a uct_ib_md_t of the primary device (UCX's IB
+ * interface code needs one), built with UCX's exported helpers and given
+ * rc_varuna's own operations. The standby device, if it is another device,
+ * is an ordinary IB memory domain owned by this one.
+ *
+ * Memory domain names say the pairing: "mlx5_0+mlx5_1" pairs two devices,
+ * "mlx5_0+mlx5_0" two ports of one device, "mlx5_0" has no standby.
  */
+
+#define UCT_RC_VARUNA_MD_NAME_SEP     '+'
+#define UCT_RC_VARUNA_ACCESS_FLAGS    (IBV_ACCESS_LOCAL_WRITE |  \
+                                       IBV_ACCESS_REMOTE_WRITE | \
+                                       IBV_ACCESS_REMOTE_READ |  \
+                                       IBV_ACCESS_REMOTE_ATOMIC)
+
+
+/* rc_varuna's own settings; the IB memory domain settings (UCX_IB_*) are
+ * read with the IB component's table when a memory domain opens. */
+static ucs_config_field_t uct_rc_varuna_md_config_table[] = {
+    {"STANDBY", "auto",
+     "Where the standby QP of every endpoint lives:\n"
+     " auto       - an active port of another device if there is one, else\n"
+     "              another active port of the same device\n"
+     " same       - another active port of the same device\n"
+     " <dev>      - that device: the port with the same number if it is\n"
+     "              active, else its first active port\n"
+     " <dev>:<port> - that port",
+     ucs_offsetof(uct_rc_varuna_md_config_t, standby),
+     UCS_CONFIG_TYPE_STRING},
+
+    {"REQUIRE_STANDBY", "n",
+     "Do not use a device that has no standby port. By default such a device\n"
+     "is used without failover, and the log says so (at diag level).",
+     ucs_offsetof(uct_rc_varuna_md_config_t, require_standby),
+     UCS_CONFIG_TYPE_BOOL},
+
+    {NULL}
+};
+
+
+/* Active ports of a device, as a bit mask (bit p for port p) */
+static uint64_t uct_rc_varuna_active_ports(struct ibv_device *ibv_device)
+{
+    struct ibv_device_attr dev_attr;
+    struct ibv_port_attr port_attr;
+    struct ibv_context *ctx;
+    uint64_t mask = 0;
+    uint8_t port;
+
+    ctx = ibv_open_device(ibv_device);
+    if (ctx == NULL) {
+        return 0;
+    }
+    if (ibv_query_device(ctx, &dev_attr) == 0) {
+        for (port = 1; (port <= dev_attr.phys_port_cnt) && (port < 64);
+             port++) {
+            if ((ibv_query_port(ctx, port, &port_attr) == 0) &&
+                (port_attr.state == IBV_PORT_ACTIVE)) {
+                mask |= UCS_BIT(port);
+            }
+        }
+    }
+    ibv_close_device(ctx);
+    return mask;
+}
+
+/* Standby settings that name no device */
+#define UCT_RC_VARUNA_STANDBY_SAME   "="
+
+/* "dev" or "dev:port"; "auto" leaves dev empty, "same" sets it to "=". */
+static ucs_status_t uct_rc_varuna_parse_standby(const char *spec, char *dev,
+                                                size_t max, uint8_t *port_p)
+{
+    const char *colon;
+    char *end;
+    unsigned long port;
+
+    dev[0]  = '\0';
+    *port_p = 0;
+    if (!strcasecmp(spec, "auto")) {
+        return UCS_OK;
+    }
+    if (!strcasecmp(spec, "same")) {
+        ucs_strncpy_zero(dev, UCT_RC_VARUNA_STANDBY_SAME, max);
+        return UCS_OK;
+    }
+
+    colon = strchr(spec, ':');
+    if (colon == NULL) {
+        ucs_strncpy_zero(dev, spec, max);
+    } else {
+        port = strtoul(colon + 1, &end, 10);
+        if ((*end != '\0') || (port < 1) || (port > 255) ||
+            ((size_t)(colon - spec) >= max)) {
+            ucs_error("invalid UCX_RC_VARUNA_STANDBY value '%s': expected "
+                      "auto, <dev> or <dev>:<port>", spec);
+            return UCS_ERR_INVALID_PARAM;
+        }
+        ucs_strncpy_zero(dev, spec, (size_t)(colon - spec) + 1);
+        *port_p = (uint8_t)port;
+    }
+    return (dev[0] != '\0') ? UCS_OK : UCS_ERR_INVALID_PARAM;
+}
+
+/* The standby device of device i, by the configured rule; -1 if none. */
+static int uct_rc_varuna_pick_standby(struct ibv_device **devices,
+                                      const uint64_t *active, int num, int i,
+                                      const char *standby_dev)
+{
+    int j;
+
+    if (!strcmp(standby_dev, UCT_RC_VARUNA_STANDBY_SAME)) {
+        return (ucs_popcount(active[i]) >= 2) ? i : -1;
+    }
+
+    if (standby_dev[0] != '\0') {
+        for (j = 0; j < num; j++) {
+            if (!strcmp(ibv_get_device_name(devices[j]), standby_dev)) {
+                return active[j] ? j : -1;
+            }
+        }
+        return -1;
+    }
+
+    /* another device first, taking the next one so that pairs spread */
+    for (j = 1; j < num; j++) {
+        if (active[(i + j) % num]) {
+            return (i + j) % num;
+        }
+    }
+    /* else another port of the same device */
+    return (ucs_popcount(active[i]) >= 2) ? i : -1;
+}
+
 static ucs_status_t
 uct_rc_varuna_query_md_resources(uct_component_t *component,
                                  uct_md_resource_desc_t **resources_p,
                                  unsigned *num_resources_p)
 {
-    ucs_debug("rc_varuna transport is not implemented yet, "
-              "no memory domains");
+    uct_rc_varuna_md_config_t *config;
+    uct_md_resource_desc_t *resources;
+    struct ibv_device **devices;
+    char standby_dev[UCT_DEVICE_NAME_MAX];
+    uint64_t *active;
+    ucs_status_t status;
+    uint8_t standby_port;
+    int i, j, num, count = 0;
+
     *resources_p     = NULL;
     *num_resources_p = 0;
+
+    status = uct_md_config_read(component, NULL, NULL,
+                                (uct_md_config_t**)&config);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = uct_rc_varuna_parse_standby(config->standby, standby_dev,
+                                         sizeof(standby_dev), &standby_port);
+    if (status != UCS_OK) {
+        goto out_release_config;
+    }
+
+    devices = ibv_get_device_list(&num);
+    if ((devices == NULL) || (num == 0)) {
+        ucs_debug("rc_varuna: no IB devices");
+        goto out_free_list;
+    }
+
+    active    = ucs_calloc(num, sizeof(*active), "rc_varuna_active");
+    resources = ucs_calloc(num, sizeof(*resources), "rc_varuna_resources");
+    if ((active == NULL) || (resources == NULL)) {
+        status = UCS_ERR_NO_MEMORY;
+        goto out_free;
+    }
+
+    for (i = 0; i < num; i++) {
+        if (uct_ib_device_is_accessible(devices[i])) {
+            active[i] = uct_rc_varuna_active_ports(devices[i]);
+        }
+    }
+
+    for (i = 0; i < num; i++) {
+        if (active[i] == 0) {
+            continue;
+        }
+        j = uct_rc_varuna_pick_standby(devices, active, num, i, standby_dev);
+        if ((j < 0) && config->require_standby) {
+            ucs_diag("rc_varuna: %s has no standby port, not used "
+                     "(UCX_RC_VARUNA_REQUIRE_STANDBY=y)",
+                     ibv_get_device_name(devices[i]));
+            continue;
+        }
+        if (j < 0) {
+            ucs_snprintf_zero(resources[count].md_name, UCT_MD_NAME_MAX, "%s",
+                              ibv_get_device_name(devices[i]));
+        } else {
+            ucs_snprintf_zero(resources[count].md_name, UCT_MD_NAME_MAX,
+                              "%s%c%s", ibv_get_device_name(devices[i]),
+                              UCT_RC_VARUNA_MD_NAME_SEP,
+                              ibv_get_device_name(devices[j]));
+        }
+        ++count;
+    }
+
+    *resources_p     = resources;
+    *num_resources_p = count;
+    resources        = NULL;
+
+out_free:
+    ucs_free(resources);
+    ucs_free(active);
+out_free_list:
+    if (devices != NULL) {
+        ibv_free_device_list(devices);
+    }
+out_release_config:
+    uct_config_release(config);
+    return status;
+}
+
+static ucs_status_t uct_rc_varuna_md_query(uct_md_h uct_md,
+                                           uct_md_attr_t *md_attr)
+{
+    uct_rc_varuna_md_t *md = ucs_derived_of(uct_md, uct_rc_varuna_md_t);
+
+    md_attr->cap.flags            = UCT_MD_FLAG_REG |
+                                    UCT_MD_FLAG_NEED_MEMH |
+                                    UCT_MD_FLAG_NEED_RKEY;
+    md_attr->cap.reg_mem_types    = UCS_BIT(UCS_MEMORY_TYPE_HOST);
+    md_attr->cap.access_mem_types = UCS_BIT(UCS_MEMORY_TYPE_HOST);
+    md_attr->cap.detect_mem_types = 0;
+    md_attr->cap.alloc_mem_types  = 0;
+    md_attr->cap.max_alloc        = 0;
+    md_attr->cap.max_reg          = ULONG_MAX;
+    md_attr->rkey_packed_size     = sizeof(uct_rc_varuna_packed_rkey_t);
+    /* one registration per device */
+    md_attr->reg_cost             = md->super.reg_cost;
+    if (md->standby_md != NULL) {
+        md_attr->reg_cost.c *= 2;
+        md_attr->reg_cost.m *= 2;
+    }
+    ucs_sys_cpuset_copy(&md_attr->local_cpus, &md->super.dev.local_cpus);
     return UCS_OK;
 }
 
-static uct_component_t uct_rc_varuna_component = {
+static void uct_rc_varuna_memh_dereg(uct_rc_varuna_memh_t *memh)
+{
+    unsigned side;
+
+    for (side = 0; side < UCT_RC_VARUNA_NUM_SIDES; side++) {
+        if (memh->mr[side] != NULL) {
+            uct_ib_dereg_mr(memh->mr[side]);
+            memh->mr[side] = NULL;
+        }
+    }
+}
+
+static ucs_status_t uct_rc_varuna_mem_reg(uct_md_h uct_md, void *address,
+                                          size_t length, unsigned flags,
+                                          uct_mem_h *memh_p)
+{
+    uct_rc_varuna_md_t *md = ucs_derived_of(uct_md, uct_rc_varuna_md_t);
+    int silent             = !!(flags & UCT_MD_MEM_FLAG_HIDE_ERRORS);
+    uct_rc_varuna_memh_t *memh;
+    ucs_status_t status;
+
+    memh = ucs_calloc(1, sizeof(*memh), "rc_varuna_memh");
+    if (memh == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    status = uct_ib_reg_mr(md->super.pd, address, length, md->access_flags,
+                           &memh->mr[UCT_RC_VARUNA_SIDE_PRIMARY], silent);
+    if (status != UCS_OK) {
+        goto err_free;
+    }
+
+    if (md->standby_md != NULL) {
+        status = uct_ib_reg_mr(md->standby_md->pd, address, length,
+                               md->access_flags,
+                               &memh->mr[UCT_RC_VARUNA_SIDE_STANDBY], silent);
+        if (status != UCS_OK) {
+            goto err_dereg;
+        }
+    }
+
+    memh->lkey[0] = memh->mr[0]->lkey;
+    memh->rkey[0] = memh->mr[0]->rkey;
+    /* a standby port of the same device shares the primary's keys */
+    memh->lkey[1] = (memh->mr[1] != NULL) ? memh->mr[1]->lkey : memh->lkey[0];
+    memh->rkey[1] = (memh->mr[1] != NULL) ? memh->mr[1]->rkey : memh->rkey[0];
+
+    memh->super.lkey        = memh->lkey[0];
+    memh->super.rkey        = memh->rkey[0];
+    memh->super.atomic_rkey = UCT_IB_INVALID_MKEY;
+
+    ucs_trace("rc_varuna: registered %p..%p lkeys 0x%x/0x%x rkeys 0x%x/0x%x",
+              address, UCS_PTR_BYTE_OFFSET(address, length), memh->lkey[0],
+              memh->lkey[1], memh->rkey[0], memh->rkey[1]);
+    *memh_p = memh;
+    return UCS_OK;
+
+err_dereg:
+    uct_rc_varuna_memh_dereg(memh);
+err_free:
+    ucs_free(memh);
+    return status;
+}
+
+static ucs_status_t
+uct_rc_varuna_mem_dereg(uct_md_h uct_md,
+                        const uct_md_mem_dereg_params_t *params)
+{
+    UCT_MD_MEM_DEREG_CHECK_PARAMS(params, 0);
+
+    uct_rc_varuna_memh_dereg(params->memh);
+    ucs_free(params->memh);
+    return UCS_OK;
+}
+
+static ucs_status_t
+uct_rc_varuna_mkey_pack(uct_md_h uct_md, uct_mem_h uct_memh,
+                        const uct_md_mkey_pack_params_t *params,
+                        void *rkey_buffer)
+{
+    uct_rc_varuna_memh_t *memh            = uct_memh;
+    uct_rc_varuna_packed_rkey_t *packed   = rkey_buffer;
+
+    packed->rkey[0] = memh->rkey[0];
+    packed->rkey[1] = memh->rkey[1];
+    return UCS_OK;
+}
+
+static ucs_status_t uct_rc_varuna_rkey_unpack(uct_component_t *component,
+                                              const void *rkey_buffer,
+                                              uct_rkey_t *rkey_p,
+                                              void **handle_p)
+{
+    const uct_rc_varuna_packed_rkey_t *packed = rkey_buffer;
+
+    *rkey_p   = (uct_rkey_t)packed->rkey[0] |
+                ((uct_rkey_t)packed->rkey[1] << 32);
+    *handle_p = NULL;
+    return UCS_OK;
+}
+
+static void uct_rc_varuna_md_close(uct_md_h uct_md)
+{
+    uct_rc_varuna_md_t *md = ucs_derived_of(uct_md, uct_rc_varuna_md_t);
+
+    if (md->standby_md != NULL) {
+        uct_md_close(&md->standby_md->super);
+    }
+    /* frees md itself */
+    uct_ib_md_close(&md->super.super);
+}
+
+static uct_md_ops_t uct_rc_varuna_md_ops = {
+    .close                  = uct_rc_varuna_md_close,
+    .query                  = uct_rc_varuna_md_query,
+    .mem_alloc              = (uct_md_mem_alloc_func_t)
+                                      ucs_empty_function_return_unsupported,
+    .mem_free               = (uct_md_mem_free_func_t)
+                                      ucs_empty_function_return_unsupported,
+    .mem_advise             = (uct_md_mem_advise_func_t)
+                                      ucs_empty_function_return_unsupported,
+    .mem_reg                = uct_rc_varuna_mem_reg,
+    .mem_dereg              = uct_rc_varuna_mem_dereg,
+    .mem_query              = (uct_md_mem_query_func_t)
+                                      ucs_empty_function_return_unsupported,
+    .mkey_pack              = uct_rc_varuna_mkey_pack,
+    .is_sockaddr_accessible = (uct_md_is_sockaddr_accessible_func_t)
+                                      ucs_empty_function_return_zero_int,
+    .detect_memory_type     = (uct_md_detect_memory_type_func_t)
+                                      ucs_empty_function_return_unsupported,
+};
+
+/* The IB-level operations UCX's close path calls; rc_varuna registers
+ * memory itself, so nothing else is ever reached. */
+static uct_ib_md_ops_t uct_rc_varuna_ib_md_ops = {
+    .cleanup = (uct_ib_md_cleanup_func_t)ucs_empty_function,
+};
+
+static struct ibv_device *
+uct_rc_varuna_find_device(struct ibv_device **devices, int num,
+                          const char *name)
+{
+    int i;
+
+    for (i = 0; i < num; i++) {
+        if (!strcmp(ibv_get_device_name(devices[i]), name)) {
+            return devices[i];
+        }
+    }
+    return NULL;
+}
+
+/* Build the primary device's uct_ib_md_t inside ours. */
+static ucs_status_t
+uct_rc_varuna_md_open_primary(uct_rc_varuna_md_t *md,
+                              struct ibv_device *ibv_device,
+                              const uct_ib_md_config_t *config)
+{
+    /* direct registration: rc_varuna registers itself, a registration
+     * cache would only be created and never used */
+    static char *direct[] = {"direct"};
+    uct_ib_md_config_t ib_config;
+    uct_ib_device_t *dev = &md->super.dev;
+    ucs_status_t status;
+
+    dev->ibv_context = ibv_open_device(ibv_device);
+    if (dev->ibv_context == NULL) {
+        ucs_diag("ibv_open_device(%s) failed: %m",
+                 ibv_get_device_name(ibv_device));
+        return UCS_ERR_IO_ERROR;
+    }
+
+    status = uct_ib_device_query(dev, ibv_device);
+    if (status != UCS_OK) {
+        goto err_close;
+    }
+
+    if (IBV_EXP_HAVE_ATOMIC_HCA(&dev->dev_attr)) {
+        dev->atomic_arg_sizes = sizeof(uint64_t);
+    }
+
+    md->super.ops              = &uct_rc_varuna_ib_md_ops;
+    md->super.memh_struct_size = sizeof(uct_rc_varuna_memh_t);
+
+    ib_config                   = *config;
+    ib_config.reg_methods.rmtd  = direct;
+    ib_config.reg_methods.count = 1;
+    status = uct_ib_md_open_common(&md->super, ibv_device, &ib_config);
+    if (status != UCS_OK) {
+        goto err_close;
+    }
+
+    md->super.dev.flags       = uct_ib_device_spec(dev)->flags;
+    md->super.name            = UCT_RC_VARUNA_TL_NAME;
+    md->super.super.ops       = &uct_rc_varuna_md_ops;
+    md->super.super.component = &uct_rc_varuna_component;
+    return UCS_OK;
+
+err_close:
+    ibv_close_device(dev->ibv_context);
+    return status;
+}
+
+static ucs_status_t uct_rc_varuna_md_open(uct_component_t *component,
+                                          const char *md_name,
+                                          const uct_md_config_t *uct_config,
+                                          uct_md_h *md_p)
+{
+    const uct_rc_varuna_md_config_t *config =
+            ucs_derived_of(uct_config, uct_rc_varuna_md_config_t);
+    char primary[UCT_MD_NAME_MAX], standby_dev[UCT_DEVICE_NAME_MAX];
+    struct ibv_device **devices, *ibv_device;
+    uct_ib_md_config_t *ib_config;
+    const char *standby;
+    uct_rc_varuna_md_t *md;
+    uct_md_h standby_md;
+    uint8_t standby_port;
+    ucs_status_t status;
+    int num;
+
+    ucs_strncpy_zero(primary, md_name, sizeof(primary));
+    standby = strchr(md_name, UCT_RC_VARUNA_MD_NAME_SEP);
+    if (standby != NULL) {
+        primary[standby - md_name] = '\0';
+        standby++;
+    }
+
+    status = uct_rc_varuna_parse_standby(config->standby, standby_dev,
+                                         sizeof(standby_dev), &standby_port);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = uct_md_config_read(&uct_ib_component, NULL, NULL,
+                                (uct_md_config_t**)&ib_config);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    devices = ibv_get_device_list(&num);
+    if (devices == NULL) {
+        status = UCS_ERR_NO_DEVICE;
+        goto out_release_config;
+    }
+    ibv_device = uct_rc_varuna_find_device(devices, num, primary);
+    if (ibv_device == NULL) {
+        ucs_debug("rc_varuna: device %s not found", primary);
+        status = UCS_ERR_NO_DEVICE;
+        goto out_free_list;
+    }
+
+    md = ucs_calloc(1, sizeof(*md), "rc_varuna_md");
+    if (md == NULL) {
+        status = UCS_ERR_NO_MEMORY;
+        goto out_free_list;
+    }
+    md->require_standby = config->require_standby;
+    md->access_flags    = UCT_RC_VARUNA_ACCESS_FLAGS;
+    /* a port given for another device than the standby is not for us */
+    md->standby_port    = ((standby != NULL) &&
+                           !strcmp(standby_dev, standby)) ? standby_port : 0;
+
+    status = uct_rc_varuna_md_open_primary(md, ibv_device, ib_config);
+    if (status != UCS_OK) {
+        ucs_free(md);
+        goto out_free_list;
+    }
+
+    if (standby != NULL) {
+        ucs_strncpy_zero(md->standby_dev, standby, sizeof(md->standby_dev));
+        if (strcmp(standby, primary)) {
+            status = uct_ib_md_open(&uct_ib_component, standby,
+                                    &ib_config->super, &standby_md);
+            if (status != UCS_OK) {
+                ucs_error("rc_varuna: cannot open standby device %s: %s",
+                          standby, ucs_status_string(status));
+                uct_rc_varuna_md_close(&md->super.super);
+                goto out_free_list;
+            }
+            md->standby_md = ucs_derived_of(standby_md, uct_ib_md_t);
+        }
+    }
+
+    ucs_debug("rc_varuna: opened memory domain %s", md_name);
+    *md_p = &md->super.super;
+
+out_free_list:
+    ibv_free_device_list(devices);
+out_release_config:
+    uct_config_release(ib_config);
+    return status;
+}
+
+static int uct_rc_varuna_port_active(uct_ib_device_t *dev, uint8_t port)
+{
+    return (port >= dev->first_port) &&
+           (port < dev->first_port + dev->num_ports) &&
+           (uct_ib_device_port_attr(dev, port)->state == IBV_PORT_ACTIVE);
+}
+
+/* The standby port of a primary port (DESIGN.md section 3.1). */
+ucs_status_t uct_rc_varuna_md_standby_port(uct_rc_varuna_md_t *md,
+                                           uint8_t primary_port,
+                                           uint8_t *port_p)
+{
+    uct_ib_device_t *dev;
+    uint8_t port;
+
+    if (md->standby_dev[0] == '\0') {
+        return UCS_ERR_NO_DEVICE;
+    }
+
+    dev = (md->standby_md != NULL) ? &md->standby_md->dev : &md->super.dev;
+    if (md->standby_port != 0) {
+        port = md->standby_port;
+        if ((md->standby_md == NULL) && (port == primary_port)) {
+            return UCS_ERR_NO_DEVICE;
+        }
+        if (!uct_rc_varuna_port_active(dev, port)) {
+            ucs_error("rc_varuna: standby port %s:%d is not active",
+                      uct_ib_device_name(dev), port);
+            return UCS_ERR_NO_DEVICE;
+        }
+        *port_p = port;
+        return UCS_OK;
+    }
+
+    /* another device: the port with the same number if it is active */
+    if ((md->standby_md != NULL) &&
+        uct_rc_varuna_port_active(dev, primary_port)) {
+        *port_p = primary_port;
+        return UCS_OK;
+    }
+
+    for (port = dev->first_port; port < dev->first_port + dev->num_ports;
+         port++) {
+        if (((md->standby_md != NULL) || (port != primary_port)) &&
+            uct_rc_varuna_port_active(dev, port)) {
+            *port_p = port;
+            return UCS_OK;
+        }
+    }
+    return UCS_ERR_NO_DEVICE;
+}
+
+uct_component_t uct_rc_varuna_component = {
     .query_md_resources = uct_rc_varuna_query_md_resources,
-    .md_open            = ucs_empty_function_return_unsupported,
-    .cm_open            = ucs_empty_function_return_unsupported,
-    .rkey_unpack        = ucs_empty_function_return_unsupported,
-    .rkey_ptr           = ucs_empty_function_return_unsupported,
-    .rkey_release       = ucs_empty_function_return_success,
-    .name               = "rc_varuna",
-    .md_config          = UCS_CONFIG_EMPTY_GLOBAL_LIST_ENTRY,
+    .md_open            = uct_rc_varuna_md_open,
+    .cm_open            = (uct_component_cm_open_func_t)
+                                  ucs_empty_function_return_unsupported,
+    .rkey_unpack        = uct_rc_varuna_rkey_unpack,
+    .rkey_ptr           = (uct_component_rkey_ptr_func_t)
+                                  ucs_empty_function_return_unsupported,
+    .rkey_release       = (uct_component_rkey_release_func_t)
+                                  ucs_empty_function_return_success,
+    .name               = UCT_RC_VARUNA_TL_NAME,
+    .md_config          = {
+        .name           = "rc_varuna memory domain",
+        .prefix         = "RC_VARUNA_",
+        .table          = uct_rc_varuna_md_config_table,
+        .size           = sizeof(uct_rc_varuna_md_config_t),
+    },
     .cm_config          = UCS_CONFIG_EMPTY_GLOBAL_LIST_ENTRY,
     .tl_list            = UCT_COMPONENT_TL_LIST_INITIALIZER(
                                   &uct_rc_varuna_component),
@@ -47,20 +639,3 @@ static uct_component_t uct_rc_varuna_component = {
     .md_vfs_init        = (uct_component_md_vfs_init_func_t)
                                   ucs_empty_function
 };
-
-
-/*
- * uct_query_components() dlopen()s libuct_varuna ("varuna" is in uct_MODULES)
- * before it walks the component list, so registering from the library
- * constructor is enough. UCX never unloads a UCT module, and in 1.13.1
- * uct_component_unregister() only drops the configuration entries.
- */
-UCS_F_CTOR void uct_rc_varuna_init(void)
-{
-    uct_component_register(&uct_rc_varuna_component);
-}
-
-UCS_F_DTOR void uct_rc_varuna_cleanup(void)
-{
-    uct_component_unregister(&uct_rc_varuna_component);
-}

@@ -10,9 +10,11 @@ extern "C" {
 #include <uct/api/uct.h>
 }
 
+#include <infiniband/verbs.h>
 #include <dlfcn.h>
 #include <string.h>
 #include <libgen.h>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -74,7 +76,10 @@ UCS_TEST_F(test_rc_varuna_component, provided_by_module) {
     EXPECT_EQ(0u, file.find("libuct_varuna.so")) << info.dli_fname;
 }
 
-UCS_TEST_F(test_rc_varuna_component, no_memory_domain_yet) {
+/* Memory domain names say the pairing (DESIGN.md section 3.1): "dev+dev"
+ * for a standby device, "dev+dev" with the same device twice for a standby
+ * port of the same device, "dev" without a standby. */
+UCS_TEST_F(test_rc_varuna_component, md_names_name_ib_devices) {
     std::vector<uct_component_h> components = find_components();
     ASSERT_EQ(1ul, components.size());
 
@@ -82,9 +87,33 @@ UCS_TEST_F(test_rc_varuna_component, no_memory_domain_yet) {
     attr.field_mask = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT |
                       UCT_COMPONENT_ATTR_FIELD_FLAGS;
     ASSERT_UCS_OK(uct_component_query(components[0], &attr));
-
-    /* Until the transport lands the component offers no memory domain; this
-     * changes with the issue that adds the rc_varuna iface */
-    EXPECT_EQ(0u, attr.md_resource_count);
     EXPECT_EQ(0ul, attr.flags & UCT_COMPONENT_FLAG_CM);
+    if (attr.md_resource_count == 0) {
+        UCS_TEST_SKIP_R("no RDMA device with an active port");
+    }
+
+    std::vector<uct_md_resource_desc_t> mds(attr.md_resource_count);
+    attr.field_mask   = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCES;
+    attr.md_resources = &mds[0];
+    ASSERT_UCS_OK(uct_component_query(components[0], &attr));
+
+    int num_devices;
+    struct ibv_device **devices = ibv_get_device_list(&num_devices);
+    ASSERT_TRUE(devices != NULL);
+    std::set<std::string> names;
+    for (int i = 0; i < num_devices; ++i) {
+        names.insert(ibv_get_device_name(devices[i]));
+    }
+    ibv_free_device_list(devices);
+
+    for (size_t i = 0; i < mds.size(); ++i) {
+        std::string name(mds[i].md_name);
+        size_t plus = name.find('+');
+
+        UCS_TEST_MESSAGE << name;
+        EXPECT_TRUE(names.count(name.substr(0, plus)) != 0) << name;
+        if (plus != std::string::npos) {
+            EXPECT_TRUE(names.count(name.substr(plus + 1)) != 0) << name;
+        }
+    }
 }

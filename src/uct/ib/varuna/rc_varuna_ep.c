@@ -1,0 +1,1206 @@
+/**
+ * Copyright (C) rc_varuna authors 2026. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "rc_varuna.h"
+#include "rc_varuna_impl.h"
+
+#include <uct/ib/base/ib_device.h>
+#include <ucs/arch/bitops.h>
+#include <ucs/debug/memtrack_int.h>
+#include <ucs/sys/sys.h>
+#include <ucs/vfs/base/vfs_cb.h>
+#include <ucs/vfs/base/vfs_obj.h>
+
+
+/* Cleanup of a lane's QP once the device says it has left the SRQ */
+typedef struct {
+    uct_rc_iface_qp_cleanup_ctx_t super;
+    struct ibv_qp                 *qp;
+    uct_ib_device_t               *dev;       /* the QP's device */
+} uct_rc_varuna_qp_cleanup_ctx_t;
+
+
+/* ------------------------------------------------------------------------
+ * Lanes
+ * ------------------------------------------------------------------------ */
+
+static ucs_status_t uct_rc_varuna_lane_create(uct_rc_varuna_iface_t *iface,
+                                              uct_rc_varuna_ep_t *ep,
+                                              unsigned side)
+{
+    uct_rc_varuna_side_t *s    = &iface->side[side];
+    uct_rc_varuna_lane_t *lane = &ep->lane[side];
+    uct_rc_varuna_md_t *md     = ucs_derived_of(iface->super.super.super.md,
+                                                uct_rc_varuna_md_t);
+    uct_ib_device_t *dev       = s->separate ? &md->standby_md->dev :
+                                               &md->super.dev;
+    struct ibv_qp_init_attr qp_init_attr;
+    struct ibv_qp_attr qp_attr;
+    ucs_status_t status;
+
+    memset(&qp_init_attr, 0, sizeof(qp_init_attr));
+    qp_init_attr.send_cq             = s->cq[UCT_IB_DIR_TX];
+    qp_init_attr.recv_cq             = s->cq[UCT_IB_DIR_RX];
+    qp_init_attr.srq                 = s->srq;
+    qp_init_attr.qp_type             = IBV_QPT_RC;
+    qp_init_attr.sq_sig_all          = 0;
+    qp_init_attr.cap.max_send_wr     = iface->super.config.tx_qp_len;
+    qp_init_attr.cap.max_recv_wr     = 0;
+    qp_init_attr.cap.max_send_sge    = iface->super.config.tx_min_sge;
+    qp_init_attr.cap.max_recv_sge    = 1;
+    qp_init_attr.cap.max_inline_data = iface->super.config.tx_min_inline;
+
+    lane->qp = ibv_create_qp(s->pd, &qp_init_attr);
+    if (lane->qp == NULL) {
+        ucs_error("rc_varuna: failed to create a QP on %s:%d: %m",
+                  uct_ib_device_name(dev), s->port_num);
+        return UCS_ERR_IO_ERROR;
+    }
+
+    memset(&qp_attr, 0, sizeof(qp_attr));
+    qp_attr.qp_state        = IBV_QPS_INIT;
+    qp_attr.pkey_index      = s->pkey_index;
+    qp_attr.port_num        = s->port_num;
+    qp_attr.qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
+                              IBV_ACCESS_REMOTE_WRITE |
+                              IBV_ACCESS_REMOTE_READ |
+                              IBV_ACCESS_REMOTE_ATOMIC;
+    if (ibv_modify_qp(lane->qp, &qp_attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+                      IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) {
+        ucs_error("rc_varuna: failed to move QP 0x%x to INIT: %m",
+                  lane->qp->qp_num);
+        status = UCS_ERR_IO_ERROR;
+        goto err_destroy;
+    }
+
+    status = uct_ib_device_async_event_register(dev,
+                                                IBV_EVENT_QP_LAST_WQE_REACHED,
+                                                lane->qp->qp_num);
+    if (status != UCS_OK) {
+        goto err_destroy;
+    }
+
+    status = uct_rc_varuna_iface_add_qp(iface, ep, side, lane->qp->qp_num);
+    if (status != UCS_OK) {
+        goto err_unregister;
+    }
+
+    /* rc_varuna chooses its initial PSNs (section 3.4); random ones also
+     * exercise the 24-bit wrap */
+    lane->sq_psn   = (uint32_t)ucs_generate_uuid((uintptr_t)lane) &
+                     UCT_RC_VARUNA_PSN_MASK;
+    lane->init_psn = lane->sq_psn;
+    lane->state    = UCT_RC_VARUNA_LANE_IDLE;
+    return UCS_OK;
+
+err_unregister:
+    uct_ib_device_async_event_unregister(dev, IBV_EVENT_QP_LAST_WQE_REACHED,
+                                         lane->qp->qp_num);
+err_destroy:
+    ibv_destroy_qp(lane->qp);
+    lane->qp = NULL;
+    return status;
+}
+
+static ucs_status_t
+uct_rc_varuna_lane_connect(uct_rc_varuna_iface_t *iface,
+                           uct_rc_varuna_lane_t *lane, uint32_t dest_qpn,
+                           uint32_t rq_psn, struct ibv_ah_attr *ah_attr,
+                           enum ibv_mtu path_mtu)
+{
+    struct ibv_qp_attr qp_attr;
+    char buf[128];
+
+    memset(&qp_attr, 0, sizeof(qp_attr));
+    qp_attr.qp_state           = IBV_QPS_RTR;
+    qp_attr.dest_qp_num        = dest_qpn;
+    qp_attr.rq_psn             = rq_psn;
+    qp_attr.path_mtu           = path_mtu;
+    qp_attr.max_dest_rd_atomic = iface->super.config.max_rd_atomic;
+    qp_attr.min_rnr_timer      = iface->super.config.min_rnr_timer;
+    qp_attr.ah_attr            = *ah_attr;
+    if (ibv_modify_qp(lane->qp, &qp_attr, IBV_QP_STATE | IBV_QP_AV |
+                      IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+                      IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)) {
+        ucs_error("rc_varuna: failed to move QP 0x%x to RTR: %m",
+                  lane->qp->qp_num);
+        return UCS_ERR_IO_ERROR;
+    }
+
+    memset(&qp_attr, 0, sizeof(qp_attr));
+    qp_attr.qp_state      = IBV_QPS_RTS;
+    qp_attr.sq_psn        = lane->sq_psn;
+    qp_attr.timeout       = iface->super.config.timeout;
+    qp_attr.rnr_retry     = iface->super.config.rnr_retry;
+    qp_attr.retry_cnt     = iface->super.config.retry_cnt;
+    qp_attr.max_rd_atomic = iface->super.config.max_rd_atomic;
+    if (ibv_modify_qp(lane->qp, &qp_attr, IBV_QP_STATE | IBV_QP_TIMEOUT |
+                      IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+                      IBV_QP_MAX_QP_RD_ATOMIC)) {
+        ucs_error("rc_varuna: failed to move QP 0x%x to RTS: %m",
+                  lane->qp->qp_num);
+        return UCS_ERR_IO_ERROR;
+    }
+
+    lane->path_mtu = (uint32_t)uct_ib_mtu_value(path_mtu);
+    ucs_debug("rc_varuna: connected qp 0x%x port %d to qp 0x%x %s psn 0x%x/0x%x",
+              lane->qp->qp_num, ah_attr->port_num, dest_qpn,
+              uct_ib_ah_attr_str(buf, sizeof(buf), ah_attr), lane->sq_psn,
+              rq_psn);
+    return UCS_OK;
+}
+
+static unsigned uct_rc_varuna_standby_qp_cleanup_progress(void *arg)
+{
+    uct_rc_varuna_qp_cleanup_ctx_t *ctx = arg;
+
+    uct_ib_device_async_event_unregister(ctx->dev,
+                                         IBV_EVENT_QP_LAST_WQE_REACHED,
+                                         ctx->super.qp_num);
+    uct_ib_destroy_qp(ctx->qp);
+    ucs_list_del(&ctx->super.list);
+    ucs_free(ctx);
+    return 1;
+}
+
+/*
+ * Move a lane's QP to the error state and destroy it once the device says
+ * it will take nothing more from the SRQ (LAST_WQE_REACHED). The primary
+ * lane goes through rc/base, which also returns its CQ credits; the
+ * standby lane, possibly on another device, waits on that device.
+ */
+static void uct_rc_varuna_lane_destroy(uct_rc_varuna_iface_t *iface,
+                                       uct_rc_varuna_ep_t *ep, unsigned side,
+                                       uint16_t cq_credits)
+{
+    uct_rc_varuna_lane_t *lane = &ep->lane[side];
+    uct_rc_varuna_md_t *md     = ucs_derived_of(iface->super.super.super.md,
+                                                uct_rc_varuna_md_t);
+    uct_rc_varuna_qp_cleanup_ctx_t *ctx;
+    ucs_status_t status;
+
+    if (lane->qp == NULL) {
+        return;
+    }
+
+    uct_ib_modify_qp(lane->qp, IBV_QPS_ERR);
+    uct_rc_varuna_iface_remove_qp(iface, side, lane->qp->qp_num);
+
+    ctx = ucs_malloc(sizeof(*ctx), "rc_varuna_qp_cleanup_ctx");
+    ucs_assert_always(ctx != NULL);
+    ctx->qp  = lane->qp;
+    ctx->dev = iface->side[side].separate ? &md->standby_md->dev :
+                                            &md->super.dev;
+
+    if (side == UCT_RC_VARUNA_SIDE_PRIMARY) {
+        uct_rc_ep_cleanup_qp(&ep->super, &ctx->super, lane->qp->qp_num,
+                             cq_credits);
+    } else {
+        ctx->super.super.cbq  = &iface->super.super.super.worker->super.progress_q;
+        ctx->super.super.cb   = uct_rc_varuna_standby_qp_cleanup_progress;
+        ctx->super.iface      = &iface->super;
+        ctx->super.qp_num     = lane->qp->qp_num;
+        ctx->super.cq_credits = 0;
+        ucs_list_add_tail(&iface->standby_gc_list, &ctx->super.list);
+        status = uct_ib_device_async_event_wait(ctx->dev,
+                                                IBV_EVENT_QP_LAST_WQE_REACHED,
+                                                ctx->super.qp_num,
+                                                &ctx->super.super);
+        ucs_assert_always(status == UCS_OK);
+    }
+    lane->qp = NULL;
+}
+
+/* rc/base's QP cleanup operation: the QP of a primary-device lane */
+void uct_rc_varuna_iface_qp_cleanup(uct_rc_iface_qp_cleanup_ctx_t *rc_ctx)
+{
+    uct_rc_varuna_qp_cleanup_ctx_t *ctx =
+            ucs_derived_of(rc_ctx, uct_rc_varuna_qp_cleanup_ctx_t);
+
+    uct_ib_destroy_qp(ctx->qp);
+}
+
+void uct_rc_varuna_iface_cleanup_standby_qps(uct_rc_varuna_iface_t *iface)
+{
+    uct_rc_varuna_qp_cleanup_ctx_t *ctx, *tmp;
+
+    ucs_list_for_each_safe(ctx, tmp, &iface->standby_gc_list, super.list) {
+        uct_rc_varuna_standby_qp_cleanup_progress(ctx);
+    }
+}
+
+
+/* ------------------------------------------------------------------------
+ * Completion
+ * ------------------------------------------------------------------------ */
+
+static void uct_rc_varuna_op_complete(uct_rc_varuna_iface_t *iface,
+                                      uct_rc_varuna_op_t *op,
+                                      ucs_status_t status)
+{
+    switch (op->type) {
+    case UCT_RC_VARUNA_OP_GET_BCOPY:
+        if (status == UCS_OK) {
+            op->unpack_cb(op->unpack_arg,
+                          uct_rc_varuna_desc_data(op->desc), op->length);
+        }
+        iface->super.tx.reads_completed += op->length;
+        break;
+    case UCT_RC_VARUNA_OP_GET_ZCOPY:
+        iface->super.tx.reads_completed += op->length;
+        break;
+    case UCT_RC_VARUNA_OP_ATOMIC_FETCH:
+        if (status == UCS_OK) {
+            /* verbs returns the value in host order (atomic_arg_sizes_be
+             * is 0 for this memory domain) */
+            *(uint64_t*)op->result =
+                    *(uint64_t*)uct_rc_varuna_desc_data(op->desc);
+        }
+        break;
+    case UCT_RC_VARUNA_OP_FLUSH:
+        /* a flush completes even when cancelled (as in rc/base) */
+        status = UCS_OK;
+        break;
+    default:
+        break;
+    }
+
+    if (op->desc != NULL) {
+        ucs_mpool_put(op->desc);
+    }
+    if (op->comp != NULL) {
+        uct_invoke_completion(op->comp, status);
+    }
+}
+
+/* Complete every operation up to sn, in order, and return their work
+ * requests and CQ credits. */
+void uct_rc_varuna_ep_complete(uct_rc_varuna_ep_t *ep, uint64_t sn)
+{
+    uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
+    uct_rc_varuna_op_t *op;
+    unsigned freed = 0;
+
+    ucs_assertv(sn <= ep->tx.sn, "ep %p sn %" PRIu64 " posted %" PRIu64,
+                ep, sn, ep->tx.sn);
+    while (ep->tx.done_sn < sn) {
+        op     = uct_rc_varuna_ep_op(ep, ++ep->tx.done_sn);
+        freed += op->num_wr;
+        ucs_trace_poll("rc_varuna ep %p complete sn %" PRIu64 " type %d", ep,
+                       op->sn, op->type);
+        uct_rc_varuna_op_complete(iface, op, UCS_OK);
+    }
+
+    uct_rc_txqp_available_add(&ep->super.txqp, freed);
+    uct_rc_iface_update_reads(&iface->super);
+    uct_rc_iface_add_cq_credits(&iface->super, freed);
+}
+
+/* Complete everything outstanding with an error status; the work requests
+ * come back through the flushes of the QP in error. */
+static void uct_rc_varuna_ep_purge(uct_rc_varuna_ep_t *ep,
+                                   ucs_status_t status)
+{
+    uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
+    uct_rc_varuna_op_t *op;
+
+    while (ep->tx.done_sn < ep->tx.sn) {
+        op = uct_rc_varuna_ep_op(ep, ++ep->tx.done_sn);
+        uct_rc_varuna_op_complete(iface, op, status);
+    }
+    uct_rc_iface_update_reads(&iface->super);
+}
+
+/*
+ * An error completion on a lane. The first carries the cause; every WR
+ * posted after the failed one comes back as a flush. Each error CQE gives
+ * back one work request and one CQ credit. What completed before the
+ * failed request completed silently (RC completes in order), so it
+ * completes now with success and gives its credits back.
+ *
+ * Failover is not part of this path yet: the endpoint fails through the
+ * normal UCX error path, like rc_verbs.
+ */
+void uct_rc_varuna_ep_handle_failure(uct_rc_varuna_ep_t *ep, unsigned lane,
+                                     struct ibv_wc *wc, ucs_status_t ep_status)
+{
+    uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
+    uint64_t sn                  = wc->wr_id & ~UCT_RC_VARUNA_WRID_OP;
+    ucs_log_level_t log_lvl;
+    ucs_status_t status;
+
+    if (ep->lane[lane].state == UCT_RC_VARUNA_LANE_FAILED) {
+        /* a flush of a request posted after the failed one */
+        uct_rc_txqp_available_add(&ep->super.txqp, 1);
+        uct_rc_iface_add_cq_credits(&iface->super, 1);
+        return;
+    }
+    ep->lane[lane].state = UCT_RC_VARUNA_LANE_FAILED;
+
+    if (wc->wr_id & UCT_RC_VARUNA_WRID_OP) {
+        /* the operation's own request failed: what precedes it is done */
+        uct_rc_varuna_ep_complete(ep, sn - 1);
+        uct_rc_txqp_available_add(&ep->super.txqp, 1);
+        uct_rc_iface_add_cq_credits(&iface->super, 1);
+    } else {
+        /* only its log write failed: the operation itself completed; this
+         * CQE is the last of its two credits */
+        uct_rc_varuna_ep_complete(ep, sn);
+    }
+
+    uct_rc_varuna_ep_purge(ep, ep_status);
+    ucs_arbiter_group_purge(&iface->super.tx.arbiter, &ep->super.arb_group,
+                            uct_rc_ep_arbiter_purge_internal_cb, NULL);
+
+    if (ep->super.flags & (UCT_RC_EP_FLAG_ERR_HANDLER_INVOKED |
+                           UCT_RC_EP_FLAG_FLUSH_CANCEL)) {
+        return;
+    }
+
+    ep->super.flags |= UCT_RC_EP_FLAG_ERR_HANDLER_INVOKED;
+    uct_rc_fc_restore_wnd(&iface->super, &ep->super.fc);
+
+    status  = uct_iface_handle_ep_err(&iface->super.super.super.super,
+                                      &ep->super.super.super, ep_status);
+    log_lvl = uct_base_iface_failure_log_level(&iface->super.super.super,
+                                               status, ep_status);
+    ucs_log(log_lvl, "rc_varuna: send completion with error: %s "
+            "[qpn 0x%x wrid 0x%" PRIx64 " vendor_err 0x%x]",
+            ibv_wc_status_str(wc->status), wc->qp_num, wc->wr_id,
+            wc->vendor_err);
+}
+
+/* Has the peer's SEND with this sequence number been delivered already?
+ * (A SEND resent after failover that had executed.) */
+int uct_rc_varuna_ep_am_is_dup(uct_rc_varuna_ep_t *ep, uint32_t sn32)
+{
+    if ((int32_t)(sn32 - ep->rx.am_sn) <= 0) {
+        return 1;
+    }
+    ep->rx.am_sn = sn32;
+    return 0;
+}
+
+
+/* ------------------------------------------------------------------------
+ * Operations
+ * ------------------------------------------------------------------------ */
+
+ucs_status_t uct_rc_varuna_ep_put_short(uct_ep_h tl_ep, const void *buffer,
+                                        unsigned length, uint64_t remote_addr,
+                                        uct_rkey_t rkey)
+{
+    uct_rc_varuna_iface_t *iface = ucs_derived_of(tl_ep->iface,
+                                                  uct_rc_varuna_iface_t);
+    uct_rc_varuna_ep_t *ep       = ucs_derived_of(tl_ep, uct_rc_varuna_ep_t);
+    uct_rc_varuna_op_t *op;
+    ucs_status_t status;
+
+    UCT_CHECK_LENGTH(length, 0, iface->config.max_inline, "put_short");
+    status = uct_rc_varuna_ep_check_res(iface, ep);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+
+    op              = uct_rc_varuna_ep_op_start(ep, UCT_RC_VARUNA_OP_PUT_SHORT,
+                                                IBV_WR_RDMA_WRITE);
+    op->send_flags  = IBV_SEND_INLINE;
+    op->length      = length;
+    op->remote_addr = remote_addr;
+    op->rkey        = rkey;
+    memcpy(uct_rc_varuna_op_inl(iface, op), buffer, length);
+
+    UCT_TL_EP_STAT_OP(&ep->super.super, PUT, SHORT, length);
+    uct_rc_varuna_ep_post_new(iface, ep, op, 0);
+    return UCS_OK;
+}
+
+ssize_t uct_rc_varuna_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
+                                   void *arg, uint64_t remote_addr,
+                                   uct_rkey_t rkey)
+{
+    uct_rc_varuna_iface_t *iface = ucs_derived_of(tl_ep->iface,
+                                                  uct_rc_varuna_iface_t);
+    uct_rc_varuna_ep_t *ep       = ucs_derived_of(tl_ep, uct_rc_varuna_ep_t);
+    uct_rc_varuna_desc_t *desc;
+    uct_rc_varuna_op_t *op;
+    ucs_status_t status;
+    size_t length;
+
+    status = uct_rc_varuna_ep_check_res(iface, ep);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+
+    desc = ucs_mpool_get_inline(&iface->tx_mp);
+    if (ucs_unlikely(desc == NULL)) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+    length = pack_cb(uct_rc_varuna_desc_data(desc), arg);
+    if (ucs_unlikely(length == 0)) {
+        ucs_mpool_put_inline(desc);
+        return 0;
+    }
+
+    op              = uct_rc_varuna_ep_op_start(ep, UCT_RC_VARUNA_OP_PUT_BCOPY,
+                                                IBV_WR_RDMA_WRITE);
+    op->desc        = desc;
+    op->desc_len    = (uint32_t)length;
+    op->length      = (uint32_t)length;
+    op->remote_addr = remote_addr;
+    op->rkey        = rkey;
+
+    UCT_TL_EP_STAT_OP(&ep->super.super, PUT, BCOPY, length);
+    uct_rc_varuna_ep_post_new(iface, ep, op, 0);
+    return length;
+}
+
+static ucs_status_t
+uct_rc_varuna_ep_rdma_zcopy(uct_rc_varuna_iface_t *iface,
+                            uct_rc_varuna_ep_t *ep, uint8_t type,
+                            enum ibv_wr_opcode ib_opcode, const uct_iov_t *iov,
+                            size_t iovcnt, uint64_t remote_addr,
+                            uct_rkey_t rkey, uct_completion_t *comp,
+                            size_t *length_p)
+{
+    uct_rc_varuna_op_t *op;
+    ucs_status_t status;
+    size_t length;
+
+    status = uct_rc_varuna_ep_check_res(iface, ep);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+
+    op     = uct_rc_varuna_ep_op_start(ep, type, ib_opcode);
+    length = uct_rc_varuna_op_add_iov(op, iov, iovcnt);
+    if (ucs_unlikely(op->num_sge == 0)) {
+        return UCS_OK; /* nothing to move; the record is not taken */
+    }
+
+    op->length      = (uint32_t)length;
+    op->remote_addr = remote_addr;
+    op->rkey        = rkey;
+    op->comp        = comp;
+    if (ib_opcode == IBV_WR_RDMA_READ) {
+        op->send_flags |= uct_rc_ep_fm(&iface->super, &ep->fi, IBV_SEND_FENCE);
+    }
+
+    *length_p = length;
+    uct_rc_varuna_ep_post_new(iface, ep, op, comp != NULL);
+    return UCS_INPROGRESS;
+}
+
+ucs_status_t uct_rc_varuna_ep_put_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
+                                        size_t iovcnt, uint64_t remote_addr,
+                                        uct_rkey_t rkey,
+                                        uct_completion_t *comp)
+{
+    uct_rc_varuna_iface_t *iface = ucs_derived_of(tl_ep->iface,
+                                                  uct_rc_varuna_iface_t);
+    uct_rc_varuna_ep_t *ep       = ucs_derived_of(tl_ep, uct_rc_varuna_ep_t);
+    size_t length                = 0;
+    ucs_status_t status;
+
+    UCT_CHECK_IOV_SIZE(iovcnt, iface->config.max_send_sge,
+                       "uct_rc_varuna_ep_put_zcopy");
+    status = uct_rc_varuna_ep_rdma_zcopy(iface, ep, UCT_RC_VARUNA_OP_PUT_ZCOPY,
+                                         IBV_WR_RDMA_WRITE, iov, iovcnt,
+                                         remote_addr, rkey, comp, &length);
+    UCT_TL_EP_STAT_OP_IF_SUCCESS(status, &ep->super.super, PUT, ZCOPY, length);
+    return status;
+}
+
+ucs_status_t uct_rc_varuna_ep_get_bcopy(uct_ep_h tl_ep,
+                                        uct_unpack_callback_t unpack_cb,
+                                        void *arg, size_t length,
+                                        uint64_t remote_addr, uct_rkey_t rkey,
+                                        uct_completion_t *comp)
+{
+    uct_rc_varuna_iface_t *iface = ucs_derived_of(tl_ep->iface,
+                                                  uct_rc_varuna_iface_t);
+    uct_rc_varuna_ep_t *ep       = ucs_derived_of(tl_ep, uct_rc_varuna_ep_t);
+    uct_rc_varuna_desc_t *desc;
+    uct_rc_varuna_op_t *op;
+    ucs_status_t status;
+
+    UCT_CHECK_LENGTH(length, 0, iface->super.super.config.seg_size,
+                     "get_bcopy");
+    status = uct_rc_varuna_ep_check_res(iface, ep);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+
+    desc = ucs_mpool_get_inline(&iface->tx_mp);
+    if (ucs_unlikely(desc == NULL)) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+
+    op              = uct_rc_varuna_ep_op_start(ep, UCT_RC_VARUNA_OP_GET_BCOPY,
+                                                IBV_WR_RDMA_READ);
+    op->desc        = desc;
+    op->desc_len    = (uint32_t)length;
+    op->length      = (uint32_t)length;
+    op->remote_addr = remote_addr;
+    op->rkey        = rkey;
+    op->comp        = comp;
+    op->unpack_cb   = unpack_cb;
+    op->unpack_arg  = arg;
+    op->send_flags  = uct_rc_ep_fm(&iface->super, &ep->fi, IBV_SEND_FENCE);
+
+    UCT_TL_EP_STAT_OP(&ep->super.super, GET, BCOPY, length);
+    uct_rc_varuna_ep_post_new(iface, ep, op, 1);
+    UCT_RC_RDMA_READ_POSTED(&iface->super, length);
+    return UCS_INPROGRESS;
+}
+
+ucs_status_t uct_rc_varuna_ep_get_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
+                                        size_t iovcnt, uint64_t remote_addr,
+                                        uct_rkey_t rkey,
+                                        uct_completion_t *comp)
+{
+    uct_rc_varuna_iface_t *iface = ucs_derived_of(tl_ep->iface,
+                                                  uct_rc_varuna_iface_t);
+    uct_rc_varuna_ep_t *ep       = ucs_derived_of(tl_ep, uct_rc_varuna_ep_t);
+    size_t length                = 0;
+    ucs_status_t status;
+
+    UCT_CHECK_IOV_SIZE(iovcnt, iface->config.max_send_sge,
+                       "uct_rc_varuna_ep_get_zcopy");
+    UCT_CHECK_LENGTH(uct_iov_total_length(iov, iovcnt),
+                     iface->super.super.config.max_inl_cqe[UCT_IB_DIR_TX] + 1,
+                     iface->super.config.max_get_zcopy, "get_zcopy");
+
+    status = uct_rc_varuna_ep_rdma_zcopy(iface, ep, UCT_RC_VARUNA_OP_GET_ZCOPY,
+                                         IBV_WR_RDMA_READ, iov, iovcnt,
+                                         remote_addr, rkey, comp, &length);
+    if (status == UCS_INPROGRESS) {
+        UCT_RC_RDMA_READ_POSTED(&iface->super, length);
+        UCT_TL_EP_STAT_OP(&ep->super.super, GET, ZCOPY, length);
+    }
+    return status;
+}
+
+/* An active message through the posting path: SEND with the sequence
+ * number as immediate data, solicited for event-driven receivers. */
+static UCS_F_ALWAYS_INLINE uct_rc_varuna_op_t *
+uct_rc_varuna_ep_am_start(uct_rc_varuna_ep_t *ep, uint8_t type, uint8_t am_id)
+{
+    uct_rc_varuna_op_t *op = uct_rc_varuna_ep_op_start(ep, type,
+                                                       IBV_WR_SEND_WITH_IMM);
+
+    op->send_flags = IBV_SEND_SOLICITED;
+    op->am_id      = am_id;
+    return op;
+}
+
+ucs_status_t uct_rc_varuna_ep_am_short(uct_ep_h tl_ep, uint8_t id,
+                                       uint64_t hdr, const void *buffer,
+                                       unsigned length)
+{
+    uct_rc_varuna_iface_t *iface = ucs_derived_of(tl_ep->iface,
+                                                  uct_rc_varuna_iface_t);
+    uct_rc_varuna_ep_t *ep       = ucs_derived_of(tl_ep, uct_rc_varuna_ep_t);
+    uct_rc_am_short_hdr_t *am;
+    uct_rc_varuna_op_t *op;
+    ucs_status_t status;
+
+    UCT_RC_CHECK_AM_SHORT(id, length, uct_rc_am_short_hdr_t,
+                          iface->config.max_inline);
+    status = uct_rc_varuna_ep_check_res(iface, ep);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+    status = uct_rc_varuna_ep_check_fc(iface, ep, &id);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+
+    op               = uct_rc_varuna_ep_am_start(ep, UCT_RC_VARUNA_OP_AM_SHORT,
+                                                 id);
+    op->send_flags  |= IBV_SEND_INLINE;
+    op->length       = sizeof(*am) + length;
+    am               = uct_rc_varuna_op_inl(iface, op);
+    am->rc_hdr.am_id = id;
+    am->am_hdr       = hdr;
+    memcpy(am + 1, buffer, length);
+
+    UCT_TL_EP_STAT_OP(&ep->super.super, AM, SHORT, sizeof(hdr) + length);
+    uct_rc_varuna_ep_post_new(iface, ep, op, 0);
+    uct_rc_varuna_ep_fc_sent(ep);
+    return UCS_OK;
+}
+
+ucs_status_t uct_rc_varuna_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
+                                           const uct_iov_t *iov, size_t iovcnt)
+{
+    uct_rc_varuna_iface_t *iface = ucs_derived_of(tl_ep->iface,
+                                                  uct_rc_varuna_iface_t);
+    uct_rc_varuna_ep_t *ep       = ucs_derived_of(tl_ep, uct_rc_varuna_ep_t);
+    size_t length                = uct_iov_total_length(iov, iovcnt);
+    uct_rc_varuna_op_t *op;
+    ucs_iov_iter_t iov_iter;
+    uct_rc_hdr_t *rch;
+    ucs_status_t status;
+
+    UCT_RC_CHECK_AM_SHORT(id, length, uct_rc_hdr_t, iface->config.max_inline);
+    status = uct_rc_varuna_ep_check_res(iface, ep);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+    status = uct_rc_varuna_ep_check_fc(iface, ep, &id);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+
+    op              = uct_rc_varuna_ep_am_start(ep, UCT_RC_VARUNA_OP_AM_SHORT,
+                                                id);
+    op->send_flags |= IBV_SEND_INLINE;
+    op->length      = (uint32_t)(sizeof(*rch) + length);
+    rch             = uct_rc_varuna_op_inl(iface, op);
+    rch->am_id      = id;
+    ucs_iov_iter_init(&iov_iter);
+    uct_iov_to_buffer(iov, iovcnt, &iov_iter, rch + 1, length);
+
+    UCT_TL_EP_STAT_OP(&ep->super.super, AM, SHORT, length);
+    uct_rc_varuna_ep_post_new(iface, ep, op, 0);
+    uct_rc_varuna_ep_fc_sent(ep);
+    return UCS_OK;
+}
+
+ssize_t uct_rc_varuna_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
+                                  uct_pack_callback_t pack_cb, void *arg,
+                                  unsigned flags)
+{
+    uct_rc_varuna_iface_t *iface = ucs_derived_of(tl_ep->iface,
+                                                  uct_rc_varuna_iface_t);
+    uct_rc_varuna_ep_t *ep       = ucs_derived_of(tl_ep, uct_rc_varuna_ep_t);
+    uct_rc_varuna_desc_t *desc;
+    uct_rc_varuna_op_t *op;
+    uct_rc_hdr_t *rch;
+    ucs_status_t status;
+    size_t length;
+
+    UCT_CHECK_AM_ID(id);
+    status = uct_rc_varuna_ep_check_res(iface, ep);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+    status = uct_rc_varuna_ep_check_fc(iface, ep, &id);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+
+    desc = ucs_mpool_get_inline(&iface->tx_mp);
+    if (ucs_unlikely(desc == NULL)) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+    rch        = uct_rc_varuna_desc_data(desc);
+    rch->am_id = id;
+    length     = pack_cb(rch + 1, arg);
+
+    op           = uct_rc_varuna_ep_am_start(ep, UCT_RC_VARUNA_OP_AM_BCOPY, id);
+    op->desc     = desc;
+    op->desc_len = (uint32_t)(sizeof(*rch) + length);
+    op->length   = op->desc_len;
+
+    UCT_TL_EP_STAT_OP(&ep->super.super, AM, BCOPY, length);
+    uct_rc_varuna_ep_post_new(iface, ep, op, 0);
+    uct_rc_varuna_ep_fc_sent(ep);
+    return length;
+}
+
+ucs_status_t uct_rc_varuna_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
+                                       const void *header,
+                                       unsigned header_length,
+                                       const uct_iov_t *iov, size_t iovcnt,
+                                       unsigned flags, uct_completion_t *comp)
+{
+    uct_rc_varuna_iface_t *iface = ucs_derived_of(tl_ep->iface,
+                                                  uct_rc_varuna_iface_t);
+    uct_rc_varuna_ep_t *ep       = ucs_derived_of(tl_ep, uct_rc_varuna_ep_t);
+    uct_rc_varuna_desc_t *desc;
+    uct_rc_varuna_op_t *op;
+    uct_rc_hdr_t *rch;
+    ucs_status_t status;
+    size_t length;
+
+    /* one gather entry carries the AM header */
+    UCT_CHECK_IOV_SIZE(iovcnt, iface->config.max_send_sge - 1,
+                       "uct_rc_varuna_ep_am_zcopy");
+    UCT_RC_CHECK_AM_ZCOPY(id, header_length, uct_iov_total_length(iov, iovcnt),
+                          iface->config.short_desc_size,
+                          iface->super.super.config.seg_size);
+    status = uct_rc_varuna_ep_check_res(iface, ep);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+    status = uct_rc_varuna_ep_check_fc(iface, ep, &id);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+
+    desc = ucs_mpool_get_inline(&iface->short_desc_mp);
+    if (ucs_unlikely(desc == NULL)) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+    rch        = uct_rc_varuna_desc_data(desc);
+    rch->am_id = id;
+    memcpy(rch + 1, header, header_length);
+
+    op           = uct_rc_varuna_ep_am_start(ep, UCT_RC_VARUNA_OP_AM_ZCOPY, id);
+    op->desc     = desc;
+    op->desc_len = sizeof(*rch) + header_length;
+    length       = uct_rc_varuna_op_add_iov(op, iov, iovcnt);
+    op->length   = (uint32_t)(op->desc_len + length);
+    op->comp     = comp;
+
+    UCT_TL_EP_STAT_OP(&ep->super.super, AM, ZCOPY, header_length + length);
+    uct_rc_varuna_ep_post_new(iface, ep, op, comp != NULL);
+    uct_rc_varuna_ep_fc_sent(ep);
+    return UCS_INPROGRESS;
+}
+
+static ucs_status_t
+uct_rc_varuna_ep_atomic(uct_rc_varuna_ep_t *ep, uint8_t type,
+                        enum ibv_wr_opcode ib_opcode, uint64_t compare_add,
+                        uint64_t swap, uint64_t remote_addr, uct_rkey_t rkey,
+                        uint64_t *result, uct_completion_t *comp)
+{
+    uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
+    uct_rc_varuna_desc_t *desc;
+    uct_rc_varuna_op_t *op;
+    ucs_status_t status;
+
+    status = uct_rc_varuna_ep_check_res(iface, ep);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+
+    /* the responder's reply lands here: the result of a fetching atomic,
+     * or a value nobody reads */
+    desc = ucs_mpool_get_inline(&iface->short_desc_mp);
+    if (ucs_unlikely(desc == NULL)) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+
+    op              = uct_rc_varuna_ep_op_start(ep, type, ib_opcode);
+    op->desc        = desc;
+    op->desc_len    = sizeof(uint64_t);
+    op->length      = sizeof(uint64_t);
+    op->remote_addr = remote_addr;
+    op->rkey        = rkey;
+    op->compare_add = compare_add;
+    op->swap        = swap;
+    op->result      = result;
+    op->comp        = comp;
+    if (type == UCT_RC_VARUNA_OP_ATOMIC_FETCH) {
+        op->send_flags = uct_rc_ep_fm(&iface->super, &ep->fi, IBV_SEND_FENCE);
+    }
+
+    UCT_TL_EP_STAT_ATOMIC(&ep->super.super);
+    uct_rc_varuna_ep_post_new(iface, ep, op,
+                              type == UCT_RC_VARUNA_OP_ATOMIC_FETCH);
+    return (type == UCT_RC_VARUNA_OP_ATOMIC_FETCH) ? UCS_INPROGRESS : UCS_OK;
+}
+
+ucs_status_t uct_rc_varuna_ep_atomic64_post(uct_ep_h tl_ep, unsigned opcode,
+                                            uint64_t value,
+                                            uint64_t remote_addr,
+                                            uct_rkey_t rkey)
+{
+    if (opcode != UCT_ATOMIC_OP_ADD) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+    return uct_rc_varuna_ep_atomic(ucs_derived_of(tl_ep, uct_rc_varuna_ep_t),
+                                   UCT_RC_VARUNA_OP_ATOMIC_POST,
+                                   IBV_WR_ATOMIC_FETCH_AND_ADD, value, 0,
+                                   remote_addr, rkey, NULL, NULL);
+}
+
+ucs_status_t uct_rc_varuna_ep_atomic64_fetch(uct_ep_h tl_ep,
+                                             uct_atomic_op_t opcode,
+                                             uint64_t value, uint64_t *result,
+                                             uint64_t remote_addr,
+                                             uct_rkey_t rkey,
+                                             uct_completion_t *comp)
+{
+    if (opcode != UCT_ATOMIC_OP_ADD) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+    return uct_rc_varuna_ep_atomic(ucs_derived_of(tl_ep, uct_rc_varuna_ep_t),
+                                   UCT_RC_VARUNA_OP_ATOMIC_FETCH,
+                                   IBV_WR_ATOMIC_FETCH_AND_ADD, value, 0,
+                                   remote_addr, rkey, result, comp);
+}
+
+ucs_status_t uct_rc_varuna_ep_atomic_cswap64(uct_ep_h tl_ep, uint64_t compare,
+                                             uint64_t swap,
+                                             uint64_t remote_addr,
+                                             uct_rkey_t rkey, uint64_t *result,
+                                             uct_completion_t *comp)
+{
+    return uct_rc_varuna_ep_atomic(ucs_derived_of(tl_ep, uct_rc_varuna_ep_t),
+                                   UCT_RC_VARUNA_OP_ATOMIC_FETCH,
+                                   IBV_WR_ATOMIC_CMP_AND_SWP, compare, swap,
+                                   remote_addr, rkey, result, comp);
+}
+
+/* An empty WRITE through the posting path: keeps the sequence numbering
+ * uniform and, signaled, completes everything before it. */
+static void uct_rc_varuna_ep_post_empty(uct_rc_varuna_iface_t *iface,
+                                        uct_rc_varuna_ep_t *ep, uint8_t type,
+                                        uct_completion_t *comp)
+{
+    uct_rc_varuna_op_t *op;
+
+    op              = uct_rc_varuna_ep_op_start(ep, type, IBV_WR_RDMA_WRITE);
+    op->send_flags  = IBV_SEND_INLINE;
+    op->remote_addr = 0;
+    op->rkey        = 0;
+    op->comp        = comp;
+    uct_rc_varuna_ep_post_new(iface, ep, op, type == UCT_RC_VARUNA_OP_FLUSH);
+}
+
+/*
+ * Everything posted completes in order, so a flush needs a signaled request
+ * behind the last operation, and only if that one went out unsignaled or a
+ * completion is to be reported. Callers poll uct_ep_flush() until UCS_OK:
+ * posting on every call would keep the queue from ever draining.
+ */
+ucs_status_t uct_rc_varuna_ep_flush(uct_ep_h tl_ep, unsigned flags,
+                                    uct_completion_t *comp)
+{
+    uct_rc_varuna_iface_t *iface = ucs_derived_of(tl_ep->iface,
+                                                  uct_rc_varuna_iface_t);
+    uct_rc_varuna_ep_t *ep       = ucs_derived_of(tl_ep, uct_rc_varuna_ep_t);
+    int cancel                   = !!(flags & UCT_FLUSH_FLAG_CANCEL);
+    unsigned side;
+    ucs_status_t status;
+
+    if (ep->tx.done_sn == ep->tx.sn) {
+        UCT_TL_EP_STAT_FLUSH(&ep->super.super);
+        return UCS_OK;
+    }
+
+    if (ucs_unlikely(cancel) &&
+        !(ep->super.flags & UCT_RC_EP_FLAG_FLUSH_CANCEL)) {
+        /* the QPs' flushes complete everything, a flush request included */
+        ep->super.flags |= UCT_RC_EP_FLAG_FLUSH_CANCEL;
+        for (side = 0; side < UCT_RC_VARUNA_NUM_SIDES; side++) {
+            if (ep->lane[side].qp != NULL) {
+                uct_ib_modify_qp(ep->lane[side].qp, IBV_QPS_ERR);
+            }
+        }
+    }
+
+    if ((comp != NULL) ||
+        (uct_rc_txqp_unsignaled(&ep->super.txqp) != 0)) {
+        if (!cancel && !uct_rc_fc_has_resources(&iface->super,
+                                                &ep->super.fc)) {
+            return UCS_ERR_NO_RESOURCE;
+        }
+        status = uct_rc_varuna_ep_check_res(iface, ep);
+        if (status != UCS_OK) {
+            return status;
+        }
+        uct_rc_varuna_ep_post_empty(iface, ep, UCT_RC_VARUNA_OP_FLUSH, comp);
+    }
+
+    UCT_TL_EP_STAT_FLUSH_WAIT(&ep->super.super);
+    return UCS_INPROGRESS;
+}
+
+ucs_status_t uct_rc_varuna_ep_fence(uct_ep_h tl_ep, unsigned flags)
+{
+    uct_rc_varuna_ep_t *ep = ucs_derived_of(tl_ep, uct_rc_varuna_ep_t);
+
+    return uct_rc_ep_fence(tl_ep, &ep->fi, 1);
+}
+
+/* keepalive (uct_rc_ep_check): an empty WRITE; a dead peer shows up as an
+ * error completion */
+void uct_rc_varuna_ep_post_check(uct_ep_h tl_ep)
+{
+    uct_rc_varuna_iface_t *iface = ucs_derived_of(tl_ep->iface,
+                                                  uct_rc_varuna_iface_t);
+    uct_rc_varuna_ep_t *ep       = ucs_derived_of(tl_ep, uct_rc_varuna_ep_t);
+
+    uct_rc_varuna_ep_post_empty(iface, ep, UCT_RC_VARUNA_OP_CHECK, NULL);
+}
+
+/* A pure flow-control grant; rc/base sends it when the peer asks. */
+ucs_status_t uct_rc_varuna_ep_fc_ctrl(uct_ep_t *tl_ep, unsigned op_type,
+                                      uct_rc_pending_req_t *req)
+{
+    uct_rc_varuna_iface_t *iface = ucs_derived_of(tl_ep->iface,
+                                                  uct_rc_varuna_iface_t);
+    uct_rc_varuna_ep_t *ep       = ucs_derived_of(tl_ep, uct_rc_varuna_ep_t);
+    uct_rc_varuna_op_t *op;
+    uct_rc_hdr_t *rch;
+    ucs_status_t status;
+
+    ucs_assert(op_type == UCT_RC_EP_FC_PURE_GRANT);
+
+    /* no FC window check here: a grant must never wait for a grant */
+    status = uct_rc_varuna_ep_check_res(iface, ep);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    op              = uct_rc_varuna_ep_am_start(ep, UCT_RC_VARUNA_OP_FC_GRANT,
+                                                UCT_RC_EP_FC_PURE_GRANT);
+    op->send_flags |= IBV_SEND_INLINE;
+    op->length      = sizeof(*rch);
+    rch             = uct_rc_varuna_op_inl(iface, op);
+    rch->am_id      = UCT_RC_EP_FC_PURE_GRANT;
+    uct_rc_varuna_ep_post_new(iface, ep, op, 0);
+    return UCS_OK;
+}
+
+
+/* ------------------------------------------------------------------------
+ * Address and connection
+ * ------------------------------------------------------------------------ */
+
+ucs_status_t uct_rc_varuna_ep_get_address(uct_ep_h tl_ep, uct_ep_addr_t *addr)
+{
+    uct_rc_varuna_iface_t *iface = ucs_derived_of(tl_ep->iface,
+                                                  uct_rc_varuna_iface_t);
+    uct_rc_varuna_ep_t *ep       = ucs_derived_of(tl_ep, uct_rc_varuna_ep_t);
+    uct_rc_varuna_ep_addr_t *a   = (uct_rc_varuna_ep_addr_t*)addr;
+    uct_rc_varuna_side_t *sb     = &iface->side[UCT_RC_VARUNA_SIDE_STANDBY];
+    unsigned side;
+
+    memset(a, 0, sizeof(*a));
+    for (side = 0; side < UCT_RC_VARUNA_NUM_SIDES; side++) {
+        if (ep->lane[side].qp != NULL) {
+            uct_ib_pack_uint24(a->qp_num[side], ep->lane[side].qp->qp_num);
+            uct_ib_pack_uint24(a->sq_psn[side], ep->lane[side].init_psn);
+        }
+        a->log_rkey[side] = uct_rc_varuna_log_rkey(ep, side);
+    }
+    a->log_addr = (uintptr_t)uct_rc_varuna_log_word(ep);
+
+    if (ep->lane[UCT_RC_VARUNA_SIDE_STANDBY].qp != NULL) {
+        a->flags       |= UCT_RC_VARUNA_EP_ADDR_FLAG_STANDBY;
+        a->standby_lid  = sb->lid;
+        if (sb->is_global) {
+            a->flags |= UCT_RC_VARUNA_EP_ADDR_FLAG_GID;
+            memcpy(a + 1, &sb->gid, sizeof(sb->gid));
+        }
+    }
+    return UCS_OK;
+}
+
+/* Address of the peer's standby port, as seen from our standby port */
+static void uct_rc_varuna_standby_ah(uct_rc_varuna_iface_t *iface,
+                                     uct_rc_varuna_ep_t *ep,
+                                     const uct_rc_varuna_ep_addr_t *a,
+                                     struct ibv_ah_attr *ah_attr)
+{
+    uct_rc_varuna_side_t *sb = &iface->side[UCT_RC_VARUNA_SIDE_STANDBY];
+    union ibv_gid gid;
+
+    if (a->flags & UCT_RC_VARUNA_EP_ADDR_FLAG_GID) {
+        memcpy(&gid, a + 1, sizeof(gid));
+    } else {
+        gid = iface->super.super.gid_info.gid; /* same subnet: no GRH */
+    }
+    uct_ib_iface_fill_ah_attr_from_gid_lid(&iface->super.super, a->standby_lid,
+                                           &gid, sb->gid_index,
+                                           ep->super.path_index, ah_attr);
+    ah_attr->port_num = sb->port_num;
+    if (!uct_ib_iface_is_roce(&iface->super.super)) {
+        ah_attr->dlid          = a->standby_lid;
+        ah_attr->src_path_bits = 0;
+    }
+}
+
+ucs_status_t uct_rc_varuna_ep_connect_to_ep(uct_ep_h tl_ep,
+                                            const uct_device_addr_t *dev_addr,
+                                            const uct_ep_addr_t *ep_addr)
+{
+    uct_rc_varuna_iface_t *iface     = ucs_derived_of(tl_ep->iface,
+                                                      uct_rc_varuna_iface_t);
+    uct_rc_varuna_ep_t *ep           = ucs_derived_of(tl_ep,
+                                                      uct_rc_varuna_ep_t);
+    const uct_rc_varuna_ep_addr_t *a = (const uct_rc_varuna_ep_addr_t*)ep_addr;
+    uct_rc_varuna_lane_t *standby    = &ep->lane[UCT_RC_VARUNA_SIDE_STANDBY];
+    struct ibv_ah_attr ah_attr;
+    enum ibv_mtu path_mtu;
+    ucs_status_t status;
+    unsigned side;
+
+    uct_ib_iface_fill_ah_attr_from_addr(&iface->super.super,
+                                        (const uct_ib_address_t*)dev_addr,
+                                        ep->super.path_index, &ah_attr,
+                                        &path_mtu);
+    status = uct_rc_varuna_lane_connect(iface,
+                                        &ep->lane[UCT_RC_VARUNA_SIDE_PRIMARY],
+                                        uct_ib_unpack_uint24(a->qp_num[0]),
+                                        uct_ib_unpack_uint24(a->sq_psn[0]),
+                                        &ah_attr, path_mtu);
+    if (status != UCS_OK) {
+        return status;
+    }
+    ep->lane[UCT_RC_VARUNA_SIDE_PRIMARY].state = UCT_RC_VARUNA_LANE_ACTIVE;
+
+    ep->peer_log.addr = a->log_addr;
+    for (side = 0; side < UCT_RC_VARUNA_NUM_SIDES; side++) {
+        ep->peer_log.rkey[side] = a->log_rkey[side];
+    }
+
+    if ((standby->qp != NULL) &&
+        (a->flags & UCT_RC_VARUNA_EP_ADDR_FLAG_STANDBY)) {
+        uct_rc_varuna_standby_ah(iface, ep, a, &ah_attr);
+        status = uct_rc_varuna_lane_connect(iface, standby,
+                                            uct_ib_unpack_uint24(a->qp_num[1]),
+                                            uct_ib_unpack_uint24(a->sq_psn[1]),
+                                            &ah_attr, path_mtu);
+        if (status != UCS_OK) {
+            return status;
+        }
+        standby->state   = UCT_RC_VARUNA_LANE_STANDBY;
+        ep->has_standby  = 1;
+    } else if (standby->qp != NULL) {
+        ucs_diag("rc_varuna: ep %p: the peer has no standby lane, failover "
+                 "is off for this endpoint", ep);
+    }
+
+    ep->active       = UCT_RC_VARUNA_SIDE_PRIMARY;
+    ep->super.flags |= UCT_RC_EP_FLAG_CONNECTED;
+    return UCS_OK;
+}
+
+/* Both lanes to the error state: the endpoint is dead, nothing fails over
+ * (the UCT fault-injection hook used by UCX's peer-failure tests). */
+ucs_status_t uct_rc_varuna_ep_invalidate(uct_ep_h tl_ep, unsigned flags)
+{
+    uct_rc_varuna_ep_t *ep = ucs_derived_of(tl_ep, uct_rc_varuna_ep_t);
+    unsigned side;
+
+    for (side = 0; side < UCT_RC_VARUNA_NUM_SIDES; side++) {
+        if (ep->lane[side].qp != NULL) {
+            uct_ib_modify_qp(ep->lane[side].qp, IBV_QPS_ERR);
+        }
+    }
+    ep->has_standby = 0;
+    return UCS_OK;
+}
+
+void uct_rc_varuna_ep_vfs_populate(uct_rc_ep_t *rc_ep)
+{
+    uct_rc_iface_t *rc_iface = ucs_derived_of(rc_ep->super.super.iface,
+                                              uct_rc_iface_t);
+    uct_rc_varuna_ep_t *ep   = ucs_derived_of(rc_ep, uct_rc_varuna_ep_t);
+
+    ucs_vfs_obj_add_dir(rc_iface, ep, "ep/%p", ep);
+    ucs_vfs_obj_add_ro_file(ep, ucs_vfs_show_primitive,
+                            &ep->lane[UCT_RC_VARUNA_SIDE_PRIMARY].qp->qp_num,
+                            UCS_VFS_TYPE_U32_HEX, "qp_num");
+    if (ep->lane[UCT_RC_VARUNA_SIDE_STANDBY].qp != NULL) {
+        ucs_vfs_obj_add_ro_file(ep, ucs_vfs_show_primitive,
+                                &ep->lane[UCT_RC_VARUNA_SIDE_STANDBY].qp->qp_num,
+                                UCS_VFS_TYPE_U32_HEX, "standby_qp_num");
+    }
+    ucs_vfs_obj_add_ro_file(ep, ucs_vfs_show_primitive, &ep->tx.sn,
+                            UCS_VFS_TYPE_ULONG, "sn");
+    uct_rc_txqp_vfs_populate(&ep->super.txqp, ep);
+}
+
+
+/* ------------------------------------------------------------------------
+ * Class
+ * ------------------------------------------------------------------------ */
+
+UCS_CLASS_INIT_FUNC(uct_rc_varuna_ep_t, const uct_ep_params_t *params)
+{
+    uct_rc_varuna_iface_t *iface = ucs_derived_of(params->iface,
+                                                  uct_rc_varuna_iface_t);
+    ucs_status_t status;
+
+    /* rc/base only names statistics with the QP number */
+    UCS_CLASS_CALL_SUPER_INIT(uct_rc_ep_t, &iface->super, 0, params);
+
+    /* the class allocator does not zero: every field starts here */
+    memset(self->lane, 0, sizeof(self->lane));
+    self->active       = UCT_RC_VARUNA_SIDE_PRIMARY;
+    self->has_standby  = 0;
+    self->tx.sn        = 0;
+    self->tx.done_sn   = 0;
+    self->rx.am_sn     = 0;
+    self->peer_log.addr = 0;
+    memset(self->peer_log.rkey, 0, sizeof(self->peer_log.rkey));
+    self->tx.ring_mask = ucs_roundup_pow2(iface->config.tx_max_wr) - 1;
+    self->tx.ring      = ucs_calloc(self->tx.ring_mask + 1,
+                                    iface->config.op_size, "rc_varuna_ops");
+    if (self->tx.ring == NULL) {
+        status = UCS_ERR_NO_MEMORY;
+        goto err;
+    }
+
+    status = uct_rc_varuna_log_alloc(iface, self);
+    if (status != UCS_OK) {
+        goto err_free_ring;
+    }
+
+    status = uct_rc_varuna_lane_create(iface, self, UCT_RC_VARUNA_SIDE_PRIMARY);
+    if (status != UCS_OK) {
+        goto err_free_log;
+    }
+
+    if (iface->has_standby) {
+        status = uct_rc_varuna_lane_create(iface, self,
+                                           UCT_RC_VARUNA_SIDE_STANDBY);
+        if (status != UCS_OK) {
+            goto err_destroy_primary;
+        }
+    }
+
+    uct_rc_txqp_available_set(&self->super.txqp, iface->config.tx_max_wr);
+    uct_ib_fence_info_init(&self->fi);
+    self->active = UCT_RC_VARUNA_SIDE_PRIMARY;
+    return UCS_OK;
+
+err_destroy_primary:
+    uct_rc_varuna_iface_remove_qp(iface, UCT_RC_VARUNA_SIDE_PRIMARY,
+                                  self->lane[0].qp->qp_num);
+    uct_ib_device_async_event_unregister(uct_ib_iface_device(&iface->super.super),
+                                         IBV_EVENT_QP_LAST_WQE_REACHED,
+                                         self->lane[0].qp->qp_num);
+    uct_ib_destroy_qp(self->lane[0].qp);
+err_free_log:
+    uct_rc_varuna_log_free(iface, self);
+err_free_ring:
+    ucs_free(self->tx.ring);
+err:
+    return status;
+}
+
+UCS_CLASS_CLEANUP_FUNC(uct_rc_varuna_ep_t)
+{
+    uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(self);
+    uint16_t outstanding         = iface->config.tx_max_wr -
+                                   uct_rc_txqp_available(&self->super.txqp);
+
+    uct_rc_varuna_ep_purge(self, UCS_ERR_CANCELED);
+    /* the primary lane's cleanup returns the CQ credits of everything
+     * still posted on either lane: those CQEs vanish with the QPs */
+    uct_rc_varuna_lane_destroy(iface, self, UCT_RC_VARUNA_SIDE_STANDBY, 0);
+    uct_rc_varuna_lane_destroy(iface, self, UCT_RC_VARUNA_SIDE_PRIMARY,
+                               outstanding);
+    uct_rc_varuna_log_free(iface, self);
+    ucs_free(self->tx.ring);
+}
+
+UCS_CLASS_DEFINE(uct_rc_varuna_ep_t, uct_rc_ep_t);
+UCS_CLASS_DEFINE_NEW_FUNC(uct_rc_varuna_ep_t, uct_ep_t, const uct_ep_params_t*);
+UCS_CLASS_DEFINE_DELETE_FUNC(uct_rc_varuna_ep_t, uct_ep_t);

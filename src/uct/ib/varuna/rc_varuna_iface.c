@@ -1,0 +1,889 @@
+/**
+ * Copyright (C) rc_varuna authors 2026. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "rc_varuna.h"
+#include "rc_varuna_impl.h"
+
+#include <uct/ib/base/ib_device.h>
+#include <uct/ib/base/ib_log.h>
+#include <ucs/arch/bitops.h>
+#include <ucs/arch/cpu.h>
+#include <ucs/debug/log.h>
+
+
+static uct_rc_iface_ops_t uct_rc_varuna_iface_ops;
+static uct_iface_ops_t uct_rc_varuna_iface_tl_ops;
+
+static const char *uct_rc_varuna_recovery_names[] = {
+    [UCT_RC_VARUNA_RECOVERY_VARUNA]  = "varuna",
+    [UCT_RC_VARUNA_RECOVERY_BLANKET] = "blanket",
+    [UCT_RC_VARUNA_RECOVERY_LAST]    = NULL
+};
+
+static ucs_config_field_t uct_rc_varuna_iface_config_table[] = {
+    {"RC_", "", NULL,
+     ucs_offsetof(uct_rc_varuna_iface_config_t, super),
+     UCS_CONFIG_TYPE_TABLE(uct_rc_iface_config_table)},
+
+    {"MAX_AM_HDR", "128",
+     "Buffer size to reserve for active message headers. If set to 0, the\n"
+     "transport does not support zero-copy active messages.",
+     ucs_offsetof(uct_rc_varuna_iface_config_t, max_am_hdr),
+     UCS_CONFIG_TYPE_MEMUNITS},
+
+    {"LOG", "y",
+     "Write a completion log entry (an 8-byte inline RDMA WRITE of the\n"
+     "operation's sequence number) behind every operation. With 'n', a\n"
+     "failover decides every operation in flight by asking the peer instead\n"
+     "of reading the log; meant for measuring the log's cost.",
+     ucs_offsetof(uct_rc_varuna_iface_config_t, log_enable),
+     UCS_CONFIG_TYPE_BOOL},
+
+    {"RECOVERY", "varuna",
+     "How a failover treats the operations in flight:\n"
+     " varuna  - complete what executed, recover its results, resend only\n"
+     "           what was lost\n"
+     " blanket - resend everything in flight, as production systems do\n"
+     "           today; a baseline for measurement that may execute an\n"
+     "           operation twice",
+     ucs_offsetof(uct_rc_varuna_iface_config_t, recovery),
+     UCS_CONFIG_TYPE_ENUM(uct_rc_varuna_recovery_names)},
+
+    {"STANDBY_RX_QUEUE_LEN", "256",
+     "Receive buffers posted on the shared receive queue of a standby device\n"
+     "while it waits. A standby port of the primary device shares its queue.",
+     ucs_offsetof(uct_rc_varuna_iface_config_t, standby_rx_len),
+     UCS_CONFIG_TYPE_UINT},
+
+    {NULL}
+};
+
+
+/* ------------------------------------------------------------------------
+ * QP tables: side 0 uses rc/base's, side 1 a hash of its own (QP numbers
+ * of two devices may collide).
+ * ------------------------------------------------------------------------ */
+
+uct_rc_varuna_ep_t *uct_rc_varuna_iface_lookup_ep(uct_rc_varuna_iface_t *iface,
+                                                  unsigned side,
+                                                  uint32_t qp_num)
+{
+    uct_rc_ep_t *rc_ep;
+    khiter_t it;
+
+    if (side == UCT_RC_VARUNA_SIDE_PRIMARY) {
+        rc_ep = uct_rc_iface_lookup_ep(&iface->super, qp_num);
+        if ((rc_ep != NULL) ||
+            iface->side[UCT_RC_VARUNA_SIDE_STANDBY].separate) {
+            return ucs_derived_of(rc_ep, uct_rc_varuna_ep_t);
+        }
+        /* the standby port of the same device shares this CQ */
+    }
+
+    it = kh_get(uct_rc_varuna_qp, &iface->standby_qps, qp_num);
+    return (it == kh_end(&iface->standby_qps)) ? NULL :
+           kh_value(&iface->standby_qps, it);
+}
+
+ucs_status_t uct_rc_varuna_iface_add_qp(uct_rc_varuna_iface_t *iface,
+                                        uct_rc_varuna_ep_t *ep, unsigned side,
+                                        uint32_t qp_num)
+{
+    khiter_t it;
+    int ret;
+
+    if (side == UCT_RC_VARUNA_SIDE_PRIMARY) {
+        uct_rc_iface_add_qp(&iface->super, &ep->super, qp_num);
+        return UCS_OK;
+    }
+
+    it = kh_put(uct_rc_varuna_qp, &iface->standby_qps, qp_num, &ret);
+    if (ret == UCS_KH_PUT_FAILED) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    kh_value(&iface->standby_qps, it) = ep;
+    return UCS_OK;
+}
+
+void uct_rc_varuna_iface_remove_qp(uct_rc_varuna_iface_t *iface,
+                                   unsigned side, uint32_t qp_num)
+{
+    khiter_t it;
+
+    if (side == UCT_RC_VARUNA_SIDE_PRIMARY) {
+        return; /* rc/base removes it with the QP's cleanup */
+    }
+
+    it = kh_get(uct_rc_varuna_qp, &iface->standby_qps, qp_num);
+    if (it != kh_end(&iface->standby_qps)) {
+        kh_del(uct_rc_varuna_qp, &iface->standby_qps, it);
+    }
+}
+
+
+/* ------------------------------------------------------------------------
+ * Receive
+ * ------------------------------------------------------------------------ */
+
+static ucs_mpool_t *uct_rc_varuna_side_rx_mp(uct_rc_varuna_iface_t *iface,
+                                             unsigned side)
+{
+    return iface->side[side].separate ? &iface->side[side].rx_mp :
+                                        &iface->super.rx.mp;
+}
+
+/* Post up to max receives on a side's SRQ; returns how many. */
+static unsigned uct_rc_varuna_iface_post_recv(uct_rc_varuna_iface_t *iface,
+                                              unsigned side, unsigned max)
+{
+    uct_rc_varuna_side_t *s = &iface->side[side];
+    struct ibv_recv_wr *bad_wr;
+    uct_ib_recv_wr_t *wrs;
+    unsigned count;
+    int ret;
+
+    if (max == 0) {
+        return 0;
+    }
+
+    wrs   = ucs_alloca(sizeof(*wrs) * max);
+    count = uct_ib_iface_prepare_rx_wrs(&iface->super.super,
+                                        uct_rc_varuna_side_rx_mp(iface, side),
+                                        wrs, max);
+    if (ucs_unlikely(count == 0)) {
+        return 0;
+    }
+
+    ret = ibv_post_srq_recv(s->srq, &wrs[0].ibwr, &bad_wr);
+    if (ret != 0) {
+        ucs_fatal("ibv_post_srq_recv() returned %d: %m", ret);
+    }
+
+    if (s->separate) {
+        s->rx_posted += count;
+    } else {
+        iface->super.rx.srq.available -= count;
+    }
+    return count;
+}
+
+/* Keep the shared receive queues full: the primary's in batches, as
+ * rc/base accounts it; a standby device's up to its quota. */
+static void uct_rc_varuna_iface_refill(uct_rc_varuna_iface_t *iface, int fill)
+{
+    uct_rc_varuna_side_t *sb = &iface->side[UCT_RC_VARUNA_SIDE_STANDBY];
+    unsigned batch           = iface->super.super.config.rx_max_batch;
+
+    while ((iface->super.rx.srq.available >= batch) ||
+           (fill && (iface->super.rx.srq.available > 0))) {
+        if (uct_rc_varuna_iface_post_recv(iface, UCT_RC_VARUNA_SIDE_PRIMARY,
+                                          ucs_min(batch,
+                                                  iface->super.rx.srq.available))
+            == 0) {
+            break;
+        }
+        if (!fill) {
+            break;
+        }
+    }
+
+    if (sb->separate && (sb->rx_posted < sb->rx_quota)) {
+        uct_rc_varuna_iface_post_recv(iface, UCT_RC_VARUNA_SIDE_STANDBY,
+                                      ucs_min(batch,
+                                              sb->rx_quota - sb->rx_posted));
+    }
+}
+
+static UCS_F_ALWAYS_INLINE void
+uct_rc_varuna_iface_handle_am(uct_rc_varuna_iface_t *iface, unsigned side,
+                              struct ibv_wc *wc, uct_rc_hdr_t *hdr,
+                              uct_ib_iface_recv_desc_t *desc)
+{
+    unsigned length = wc->byte_len - sizeof(*hdr);
+    uct_rc_varuna_ep_t *ep;
+    ucs_status_t status;
+    uint32_t qp_num;
+    void *udesc;
+
+    ep = uct_rc_varuna_iface_lookup_ep(iface, side, wc->qp_num);
+    if ((ep != NULL) && (wc->wc_flags & IBV_WC_WITH_IMM) &&
+        uct_rc_varuna_ep_am_is_dup(ep, be32toh(wc->imm_data))) {
+        /* a SEND the failover resent, which had arrived (section 5.3) */
+        ucs_debug("rc_varuna: ep %p drops duplicate sn 0x%x", ep,
+                  be32toh(wc->imm_data));
+        ucs_mpool_put_inline(desc);
+        return;
+    }
+
+    if (ucs_unlikely(hdr->am_id & UCT_RC_EP_FC_MASK)) {
+        /* rc/base finds the endpoint by its primary QP */
+        qp_num = ((ep != NULL) && (ep->lane[0].qp != NULL)) ?
+                 ep->lane[0].qp->qp_num : wc->qp_num;
+        status = uct_rc_iface_fc_handler(&iface->super, qp_num, hdr, length,
+                                         wc->imm_data, wc->slid,
+                                         UCT_CB_PARAM_FLAG_DESC);
+    } else {
+        status = uct_iface_invoke_am(&iface->super.super.super, hdr->am_id,
+                                     hdr + 1, length, UCT_CB_PARAM_FLAG_DESC);
+    }
+
+    if (ucs_likely(status == UCS_OK)) {
+        ucs_mpool_put_inline(desc);
+    } else {
+        udesc = (char*)desc + iface->super.super.config.rx_headroom_offset;
+        uct_recv_desc(udesc) = &iface->super.super.release_desc;
+    }
+}
+
+static unsigned uct_rc_varuna_iface_poll_rx(uct_rc_varuna_iface_t *iface,
+                                            unsigned side)
+{
+    unsigned num_wcs = iface->super.super.config.rx_max_poll;
+    struct ibv_wc wc[num_wcs];
+    uct_ib_iface_recv_desc_t *desc;
+    uct_rc_hdr_t *hdr;
+    ucs_status_t status;
+    unsigned i;
+
+    status = uct_ib_poll_cq(iface->side[side].cq[UCT_IB_DIR_RX], &num_wcs, wc);
+    if (status != UCS_OK) {
+        return 0;
+    }
+
+    for (i = 0; i < num_wcs; i++) {
+        desc = (uct_ib_iface_recv_desc_t*)(uintptr_t)wc[i].wr_id;
+        hdr  = (uct_rc_hdr_t*)uct_ib_iface_recv_desc_hdr(&iface->super.super,
+                                                         desc);
+        if (ucs_unlikely(wc[i].status != IBV_WC_SUCCESS)) {
+            if ((wc[i].status == IBV_WC_WR_FLUSH_ERR) ||
+                (wc[i].status == IBV_WC_REM_ABORT_ERR)) {
+                /* receives flushed by a QP leaving the SRQ */
+                ucs_mpool_put_inline(desc);
+                continue;
+            }
+            UCT_IB_IFACE_VERBS_COMPLETION_ERR("receive", &iface->super.super,
+                                              i, wc);
+        }
+
+        VALGRIND_MAKE_MEM_DEFINED(hdr, wc[i].byte_len);
+        uct_ib_log_recv_completion(&iface->super.super, &wc[i], hdr,
+                                   wc[i].byte_len, uct_rc_ep_packet_dump);
+        uct_rc_varuna_iface_handle_am(iface, side, &wc[i], hdr, desc);
+    }
+
+    if (iface->side[side].separate) {
+        iface->side[side].rx_posted -= num_wcs;
+    } else {
+        iface->super.rx.srq.available += num_wcs;
+    }
+    UCS_STATS_UPDATE_COUNTER(iface->super.super.stats,
+                             UCT_IB_IFACE_STAT_RX_COMPLETION, num_wcs);
+    return num_wcs;
+}
+
+
+/* ------------------------------------------------------------------------
+ * Send completions
+ * ------------------------------------------------------------------------ */
+
+static ucs_status_t uct_rc_varuna_wc_to_ucs_status(enum ibv_wc_status status)
+{
+    switch (status) {
+    case IBV_WC_SUCCESS:
+        return UCS_OK;
+    case IBV_WC_REM_ACCESS_ERR:
+    case IBV_WC_REM_OP_ERR:
+        return UCS_ERR_CONNECTION_RESET;
+    case IBV_WC_RETRY_EXC_ERR:
+    case IBV_WC_RNR_RETRY_EXC_ERR:
+    case IBV_WC_REM_ABORT_ERR:
+        return UCS_ERR_ENDPOINT_TIMEOUT;
+    case IBV_WC_WR_FLUSH_ERR:
+        return UCS_ERR_CANCELED;
+    default:
+        return UCS_ERR_IO_ERROR;
+    }
+}
+
+static unsigned uct_rc_varuna_iface_poll_tx(uct_rc_varuna_iface_t *iface,
+                                            unsigned side)
+{
+    unsigned num_wcs = iface->super.super.config.tx_max_poll;
+    struct ibv_wc wc[num_wcs];
+    uct_rc_varuna_ep_t *ep;
+    ucs_status_t status;
+    unsigned i, lane;
+
+    status = uct_ib_poll_cq(iface->side[side].cq[UCT_IB_DIR_TX], &num_wcs, wc);
+    if (status != UCS_OK) {
+        return 0;
+    }
+
+    for (i = 0; i < num_wcs; i++) {
+        ep = uct_rc_varuna_iface_lookup_ep(iface, side, wc[i].qp_num);
+        if (ucs_unlikely(ep == NULL)) {
+            /* an endpoint already destroyed: rc/base took its credits */
+            continue;
+        }
+        lane = ((ep->lane[0].qp != NULL) &&
+                (ep->lane[0].qp->qp_num == wc[i].qp_num)) ? 0 : 1;
+
+        if (ucs_unlikely(wc[i].status != IBV_WC_SUCCESS)) {
+            uct_rc_varuna_ep_handle_failure(ep, lane, &wc[i],
+                                            uct_rc_varuna_wc_to_ucs_status(
+                                                    wc[i].status));
+            continue;
+        }
+
+        ucs_trace_poll("rc_varuna iface %p tx_wc wrid 0x%" PRIx64 " ep %p "
+                       "qpn 0x%x", iface, wc[i].wr_id, ep, wc[i].qp_num);
+        uct_rc_varuna_ep_complete(ep, wc[i].wr_id & ~UCT_RC_VARUNA_WRID_OP);
+        ucs_arbiter_group_schedule(&iface->super.tx.arbiter,
+                                   &ep->super.arb_group);
+    }
+
+    uct_rc_iface_arbiter_dispatch(&iface->super);
+    UCS_STATS_UPDATE_COUNTER(iface->super.super.stats,
+                             UCT_IB_IFACE_STAT_TX_COMPLETION, num_wcs);
+    return num_wcs;
+}
+
+static unsigned uct_rc_varuna_iface_progress(void *arg)
+{
+    uct_rc_varuna_iface_t *iface = arg;
+    int separate = iface->side[UCT_RC_VARUNA_SIDE_STANDBY].separate;
+    unsigned count;
+
+    count = uct_rc_varuna_iface_poll_rx(iface, UCT_RC_VARUNA_SIDE_PRIMARY);
+    if (separate) {
+        count += uct_rc_varuna_iface_poll_rx(iface, UCT_RC_VARUNA_SIDE_STANDBY);
+    }
+    if (count > 0) {
+        uct_rc_varuna_iface_refill(iface, 0);
+    }
+    if (!uct_rc_iface_poll_tx(&iface->super, count)) {
+        return count;
+    }
+
+    count += uct_rc_varuna_iface_poll_tx(iface, UCT_RC_VARUNA_SIDE_PRIMARY);
+    if (separate) {
+        count += uct_rc_varuna_iface_poll_tx(iface, UCT_RC_VARUNA_SIDE_STANDBY);
+    }
+    return count;
+}
+
+static void uct_rc_varuna_iface_progress_enable(uct_iface_h tl_iface,
+                                                unsigned flags)
+{
+    uct_rc_varuna_iface_t *iface = ucs_derived_of(tl_iface,
+                                                  uct_rc_varuna_iface_t);
+    unsigned count;
+
+    if (flags & UCT_PROGRESS_RECV) {
+        /* hand the remaining quota of receives to the primary SRQ */
+        count                          = iface->super.rx.srq.quota;
+        iface->super.rx.srq.available += count;
+        iface->super.rx.srq.quota     -= count;
+        uct_rc_varuna_iface_refill(iface, 1);
+    }
+
+    uct_base_iface_progress_enable_cb(&iface->super.super.super,
+                                      iface->super.progress, flags);
+}
+
+
+/* ------------------------------------------------------------------------
+ * Interface
+ * ------------------------------------------------------------------------ */
+
+static ucs_status_t uct_rc_varuna_iface_query(uct_iface_h tl_iface,
+                                              uct_iface_attr_t *iface_attr)
+{
+    uct_rc_varuna_iface_t *iface = ucs_derived_of(tl_iface,
+                                                  uct_rc_varuna_iface_t);
+    ucs_status_t status;
+
+    status = uct_rc_iface_query(&iface->super, iface_attr,
+                                iface->config.max_inline,
+                                iface->config.max_inline,
+                                iface->config.short_desc_size,
+                                iface->config.max_send_sge - 1,
+                                sizeof(uct_rc_hdr_t),
+                                iface->config.max_send_sge);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    iface_attr->cap.flags  |= UCT_IFACE_FLAG_EP_CHECK;
+    iface_attr->latency.m  += 1e-9;  /* per extra QP, as rc_verbs */
+    /* software overhead, plus posting the log write */
+    iface_attr->overhead    = iface->config.log_enable ? 85e-9 : 75e-9;
+    iface_attr->ep_addr_len = sizeof(uct_rc_varuna_ep_addr_t) +
+                              (iface->side[UCT_RC_VARUNA_SIDE_STANDBY].is_global ?
+                               sizeof(union ibv_gid) : 0);
+    return UCS_OK;
+}
+
+static ucs_status_t
+uct_rc_varuna_iface_init_rx(uct_rc_iface_t *rc_iface,
+                            const uct_rc_iface_common_config_t *config)
+{
+    uct_rc_varuna_iface_t *iface = ucs_derived_of(rc_iface,
+                                                  uct_rc_varuna_iface_t);
+
+    return uct_rc_iface_init_rx(rc_iface, config,
+                                &iface->side[UCT_RC_VARUNA_SIDE_PRIMARY].srq);
+}
+
+static void uct_rc_varuna_iface_cleanup_rx(uct_rc_iface_t *rc_iface)
+{
+    uct_rc_varuna_iface_t *iface = ucs_derived_of(rc_iface,
+                                                  uct_rc_varuna_iface_t);
+
+    uct_ib_destroy_srq(iface->side[UCT_RC_VARUNA_SIDE_PRIMARY].srq);
+}
+
+/* A descriptor of our pools knows its keys on both devices. */
+static void uct_rc_varuna_desc_init(uct_iface_h tl_iface, void *obj,
+                                    uct_mem_h memh)
+{
+    uct_rc_varuna_desc_t *desc = obj;
+    uct_rc_varuna_memh_t *m    = memh;
+
+    desc->lkey[0] = m->lkey[0];
+    desc->lkey[1] = m->lkey[1];
+}
+
+/* Receive buffers of a standby device carry its key. */
+static void uct_rc_varuna_standby_rx_desc_init(uct_iface_h tl_iface,
+                                               void *obj, uct_mem_h memh)
+{
+    uct_ib_iface_recv_desc_t *desc = obj;
+
+    desc->lkey = ((uct_rc_varuna_memh_t*)memh)->lkey[1];
+}
+
+static void uct_rc_varuna_side_query_port(uct_rc_varuna_iface_t *iface,
+                                          uct_rc_varuna_side_t *s,
+                                          uct_ib_device_t *dev)
+{
+    struct ibv_port_attr *port_attr = uct_ib_device_port_attr(dev,
+                                                              s->port_num);
+
+    s->lid       = port_attr->lid;
+    s->gid_index = iface->super.super.gid_info.gid_index;
+    s->is_global = (port_attr->link_layer == IBV_LINK_LAYER_ETHERNET);
+    if (ibv_query_gid(s->ibv_context, s->port_num, s->gid_index, &s->gid)) {
+        memset(&s->gid, 0, sizeof(s->gid));
+    }
+}
+
+/* The standby's own CQs, SRQ and receive buffers, on its own device */
+static ucs_status_t
+uct_rc_varuna_iface_init_standby_device(uct_rc_varuna_iface_t *iface,
+                                        const uct_rc_varuna_iface_config_t *config,
+                                        const uct_iface_params_t *params)
+{
+    const uct_ib_iface_config_t *ib_config = &config->super.super.super;
+    uct_rc_varuna_side_t *sb = &iface->side[UCT_RC_VARUNA_SIDE_STANDBY];
+    struct ibv_srq_init_attr srq_attr;
+    size_t alignment, align_offset;
+    ucs_status_t status;
+
+    sb->cq[UCT_IB_DIR_TX] = ibv_create_cq(sb->ibv_context,
+                                          config->super.tx_cq_len, NULL, NULL,
+                                          0);
+    sb->cq[UCT_IB_DIR_RX] = ibv_create_cq(sb->ibv_context,
+                                          ib_config->rx.queue_len, NULL, NULL,
+                                          0);
+    if ((sb->cq[UCT_IB_DIR_TX] == NULL) || (sb->cq[UCT_IB_DIR_RX] == NULL)) {
+        ucs_error("rc_varuna: failed to create standby CQs: %m");
+        status = UCS_ERR_IO_ERROR;
+        goto err_destroy_cqs;
+    }
+
+    memset(&srq_attr, 0, sizeof(srq_attr));
+    srq_attr.attr.max_wr  = ib_config->rx.queue_len;
+    srq_attr.attr.max_sge = 1;
+    sb->srq = ibv_create_srq(sb->pd, &srq_attr);
+    if (sb->srq == NULL) {
+        ucs_error("rc_varuna: failed to create the standby SRQ: %m");
+        status = UCS_ERR_IO_ERROR;
+        goto err_destroy_cqs;
+    }
+
+    status = uct_iface_param_am_alignment(params,
+                                          iface->super.super.config.seg_size,
+                                          iface->super.super.config.rx_hdr_offset,
+                                          iface->super.super.config.rx_payload_offset,
+                                          &alignment, &align_offset);
+    if (status != UCS_OK) {
+        goto err_destroy_srq;
+    }
+
+    status = uct_iface_mpool_init(&iface->super.super.super, &sb->rx_mp,
+                                  iface->super.super.config.rx_payload_offset +
+                                  iface->super.super.config.seg_size,
+                                  align_offset, alignment, &ib_config->rx.mp,
+                                  ucs_max(config->standby_rx_len, 128),
+                                  uct_rc_varuna_standby_rx_desc_init,
+                                  "rc_varuna_standby_rx");
+    if (status != UCS_OK) {
+        goto err_destroy_srq;
+    }
+
+    sb->rx_quota  = ucs_min(config->standby_rx_len, ib_config->rx.queue_len);
+    sb->rx_posted = 0;
+    return UCS_OK;
+
+err_destroy_srq:
+    ibv_destroy_srq(sb->srq);
+err_destroy_cqs:
+    if (sb->cq[UCT_IB_DIR_RX] != NULL) {
+        ibv_destroy_cq(sb->cq[UCT_IB_DIR_RX]);
+    }
+    if (sb->cq[UCT_IB_DIR_TX] != NULL) {
+        ibv_destroy_cq(sb->cq[UCT_IB_DIR_TX]);
+    }
+    return status;
+}
+
+/* Pair the interface's port with its standby (DESIGN.md section 3.1). */
+static ucs_status_t
+uct_rc_varuna_iface_init_sides(uct_rc_varuna_iface_t *iface,
+                               const uct_rc_varuna_iface_config_t *config,
+                               const uct_iface_params_t *params)
+{
+    uct_rc_varuna_md_t *md   = ucs_derived_of(iface->super.super.super.md,
+                                              uct_rc_varuna_md_t);
+    uct_rc_varuna_side_t *sp = &iface->side[UCT_RC_VARUNA_SIDE_PRIMARY];
+    uct_rc_varuna_side_t *sb = &iface->side[UCT_RC_VARUNA_SIDE_STANDBY];
+    uct_ib_device_t *standby_dev;
+    ucs_status_t status;
+    uint8_t port;
+
+    sp->separate              = 0;
+    sp->port_num              = iface->super.super.config.port_num;
+    sp->pkey_index            = iface->super.super.pkey_index;
+    sp->ibv_context           = md->super.dev.ibv_context;
+    sp->pd                    = md->super.pd;
+    sp->cq[UCT_IB_DIR_TX]     = iface->super.super.cq[UCT_IB_DIR_TX];
+    sp->cq[UCT_IB_DIR_RX]     = iface->super.super.cq[UCT_IB_DIR_RX];
+    uct_rc_varuna_side_query_port(iface, sp, &md->super.dev);
+
+    status = uct_rc_varuna_md_standby_port(md, sp->port_num, &port);
+    if (status != UCS_OK) {
+        if (md->require_standby) {
+            ucs_error("rc_varuna: %s:%d has no standby port "
+                      "(UCX_RC_VARUNA_REQUIRE_STANDBY=y)",
+                      uct_ib_device_name(&md->super.dev), sp->port_num);
+            return UCS_ERR_NO_DEVICE;
+        }
+        ucs_diag("rc_varuna: %s:%d has no standby port, endpoints on it "
+                 "have no failover", uct_ib_device_name(&md->super.dev),
+                 sp->port_num);
+        iface->has_standby = 0;
+        return UCS_OK;
+    }
+
+    sb->port_num   = port;
+    sb->pkey_index = sp->pkey_index;
+    if (md->standby_md != NULL) {
+        standby_dev     = &md->standby_md->dev;
+        sb->separate    = 1;
+        sb->ibv_context = standby_dev->ibv_context;
+        sb->pd          = md->standby_md->pd;
+        status = uct_rc_varuna_iface_init_standby_device(iface, config,
+                                                         params);
+        if (status != UCS_OK) {
+            return status;
+        }
+    } else {
+        standby_dev = &md->super.dev;
+        sb->separate    = 0;
+        sb->ibv_context = sp->ibv_context;
+        sb->pd          = sp->pd;
+        sb->cq[UCT_IB_DIR_TX] = sp->cq[UCT_IB_DIR_TX];
+        sb->cq[UCT_IB_DIR_RX] = sp->cq[UCT_IB_DIR_RX];
+        sb->srq               = sp->srq;
+    }
+    uct_rc_varuna_side_query_port(iface, sb, standby_dev);
+
+    iface->has_standby = 1;
+    ucs_debug("rc_varuna: %s:%d paired with standby %s:%d",
+              uct_ib_device_name(&md->super.dev), sp->port_num,
+              uct_ib_device_name(standby_dev), sb->port_num);
+    return UCS_OK;
+}
+
+static void uct_rc_varuna_iface_cleanup_standby(uct_rc_varuna_iface_t *iface)
+{
+    uct_rc_varuna_side_t *sb = &iface->side[UCT_RC_VARUNA_SIDE_STANDBY];
+
+    if (!sb->separate) {
+        return;
+    }
+    uct_ib_destroy_srq(sb->srq);
+    ibv_destroy_cq(sb->cq[UCT_IB_DIR_RX]);
+    ibv_destroy_cq(sb->cq[UCT_IB_DIR_TX]);
+    /* buffers still posted went away with the SRQ */
+    ucs_mpool_cleanup(&sb->rx_mp, 0);
+}
+
+/* Learn max_inline and max_send_sge from a QP the device really creates */
+static ucs_status_t uct_rc_varuna_iface_probe_qp(uct_rc_varuna_iface_t *iface)
+{
+    uct_ib_qp_attr_t attr = {};
+    struct ibv_qp *qp;
+    ucs_status_t status;
+
+    status = uct_rc_iface_qp_create(&iface->super, &qp, &attr,
+                                    iface->super.config.tx_qp_len,
+                                    iface->side[UCT_RC_VARUNA_SIDE_PRIMARY].srq);
+    if (status != UCS_OK) {
+        return status;
+    }
+    uct_ib_destroy_qp(qp);
+
+    iface->config.max_inline   = attr.cap.max_inline_data;
+    iface->config.max_send_sge = ucs_min(UCT_IB_MAX_IOV,
+                                         attr.cap.max_send_sge);
+    if ((iface->config.max_send_sge < 2) ||
+        (iface->config.max_inline < sizeof(uint64_t))) {
+        /* an AM header needs a gather entry, the log write 8 inline bytes */
+        ucs_error("rc_varuna: device has max_send_sge %zu, max_inline %zu",
+                  iface->config.max_send_sge, iface->config.max_inline);
+        return UCS_ERR_UNSUPPORTED;
+    }
+    return UCS_OK;
+}
+
+static UCS_CLASS_INIT_FUNC(uct_rc_varuna_iface_t, uct_md_h tl_md,
+                           uct_worker_h worker,
+                           const uct_iface_params_t *params,
+                           const uct_iface_config_t *tl_config)
+{
+    uct_rc_varuna_iface_config_t *config =
+            ucs_derived_of(tl_config, uct_rc_varuna_iface_config_t);
+    uct_ib_iface_config_t *ib_config     = &config->super.super.super;
+    uct_ib_md_t *ib_md                   = ucs_derived_of(tl_md, uct_ib_md_t);
+    uct_ib_iface_init_attr_t init_attr   = {};
+    ucs_status_t status;
+
+    init_attr.fc_req_size           = sizeof(uct_rc_pending_req_t);
+    init_attr.rx_hdr_len            = sizeof(uct_rc_hdr_t);
+    init_attr.qp_type               = IBV_QPT_RC;
+    init_attr.cq_len[UCT_IB_DIR_RX] = ib_config->rx.queue_len;
+    init_attr.cq_len[UCT_IB_DIR_TX] = config->super.tx_cq_len;
+    init_attr.seg_size              = ib_config->seg_size;
+    init_attr.max_rd_atomic         = IBV_DEV_ATTR(&ib_md->dev,
+                                                   max_qp_rd_atom);
+
+    UCS_CLASS_CALL_SUPER_INIT(uct_rc_iface_t, &uct_rc_varuna_iface_tl_ops,
+                              &uct_rc_varuna_iface_ops, tl_md, worker, params,
+                              &config->super.super, &init_attr);
+
+    /* rc/base's init_rx already created the primary SRQ in side[0] */
+    memset(&self->side[UCT_RC_VARUNA_SIDE_STANDBY], 0,
+           sizeof(self->side[UCT_RC_VARUNA_SIDE_STANDBY]));
+    self->has_standby = 0;
+    kh_init_inplace(uct_rc_varuna_qp, &self->standby_qps);
+    ucs_list_head_init(&self->log_chunks);
+    ucs_list_head_init(&self->standby_gc_list);
+
+    self->config.tx_max_wr           = self->super.config.tx_qp_len;
+    self->config.log_enable          = config->log_enable;
+    self->config.recovery            = (uct_rc_varuna_recovery_t)
+                                       config->recovery;
+    self->super.config.tx_moderation = ucs_min(config->super.tx_cq_moderation,
+                                               self->config.tx_max_wr / 4);
+    self->super.config.fence_mode    =
+            (config->super.super.fence_mode == UCT_RC_FENCE_MODE_NONE) ?
+            UCT_RC_FENCE_MODE_NONE : UCT_RC_FENCE_MODE_WEAK;
+    self->super.progress             = uct_rc_varuna_iface_progress;
+    self->super.super.config.sl      = uct_ib_iface_config_select_sl(ib_config);
+    self->config.short_desc_size     = ucs_max(sizeof(uct_rc_hdr_t),
+                                               config->max_am_hdr);
+    self->config.short_desc_size     = ucs_max(UCT_IB_MAX_ATOMIC_SIZE,
+                                               self->config.short_desc_size);
+
+    status = uct_rc_init_fc_thresh(&config->super, &self->super);
+    if (status != UCS_OK) {
+        goto err;
+    }
+
+    status = uct_rc_varuna_iface_probe_qp(self);
+    if (status != UCS_OK) {
+        goto err;
+    }
+    self->config.op_size = ucs_align_up(sizeof(uct_rc_varuna_op_t) +
+                                        (self->config.max_send_sge *
+                                         sizeof(uct_rc_varuna_sge_t)) +
+                                        self->config.max_inline,
+                                        sizeof(uint64_t));
+
+    status = uct_iface_mpool_init(&self->super.super.super, &self->tx_mp,
+                                  sizeof(uct_rc_varuna_desc_t) +
+                                  self->super.super.config.seg_size,
+                                  sizeof(uct_rc_varuna_desc_t),
+                                  UCS_SYS_CACHE_LINE_SIZE, &ib_config->tx.mp,
+                                  self->super.config.tx_qp_len,
+                                  uct_rc_varuna_desc_init, "rc_varuna_tx_desc");
+    if (status != UCS_OK) {
+        goto err;
+    }
+
+    status = uct_iface_mpool_init(&self->super.super.super,
+                                  &self->short_desc_mp,
+                                  sizeof(uct_rc_varuna_desc_t) +
+                                  self->config.short_desc_size,
+                                  sizeof(uct_rc_varuna_desc_t),
+                                  UCS_SYS_CACHE_LINE_SIZE, &ib_config->tx.mp,
+                                  self->super.config.tx_qp_len,
+                                  uct_rc_varuna_desc_init,
+                                  "rc_varuna_short_desc");
+    if (status != UCS_OK) {
+        goto err_cleanup_tx_mp;
+    }
+
+    status = uct_rc_varuna_iface_init_sides(self, config, params);
+    if (status != UCS_OK) {
+        goto err_cleanup_short_mp;
+    }
+
+    return UCS_OK;
+
+err_cleanup_short_mp:
+    ucs_mpool_cleanup(&self->short_desc_mp, 1);
+err_cleanup_tx_mp:
+    ucs_mpool_cleanup(&self->tx_mp, 1);
+err:
+    kh_destroy_inplace(uct_rc_varuna_qp, &self->standby_qps);
+    return status;
+}
+
+static UCS_CLASS_CLEANUP_FUNC(uct_rc_varuna_iface_t)
+{
+    uct_base_iface_progress_disable(&self->super.super.super.super,
+                                    UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
+    uct_rc_iface_cleanup_qps(&self->super);
+    uct_rc_varuna_iface_cleanup_standby_qps(self);
+    uct_rc_varuna_iface_cleanup_standby(self);
+    uct_rc_varuna_log_cleanup(self);
+    ucs_mpool_cleanup(&self->short_desc_mp, 1);
+    ucs_mpool_cleanup(&self->tx_mp, 1);
+    kh_destroy_inplace(uct_rc_varuna_qp, &self->standby_qps);
+}
+
+UCS_CLASS_DEFINE(uct_rc_varuna_iface_t, uct_rc_iface_t);
+static UCS_CLASS_DEFINE_NEW_FUNC(uct_rc_varuna_iface_t, uct_iface_t, uct_md_h,
+                                 uct_worker_h, const uct_iface_params_t*,
+                                 const uct_iface_config_t*);
+static UCS_CLASS_DEFINE_DELETE_FUNC(uct_rc_varuna_iface_t, uct_iface_t);
+
+static uct_iface_ops_t uct_rc_varuna_iface_tl_ops = {
+    .ep_am_short              = uct_rc_varuna_ep_am_short,
+    .ep_am_short_iov          = uct_rc_varuna_ep_am_short_iov,
+    .ep_am_bcopy              = uct_rc_varuna_ep_am_bcopy,
+    .ep_am_zcopy              = uct_rc_varuna_ep_am_zcopy,
+    .ep_put_short             = uct_rc_varuna_ep_put_short,
+    .ep_put_bcopy             = uct_rc_varuna_ep_put_bcopy,
+    .ep_put_zcopy             = uct_rc_varuna_ep_put_zcopy,
+    .ep_get_bcopy             = uct_rc_varuna_ep_get_bcopy,
+    .ep_get_zcopy             = uct_rc_varuna_ep_get_zcopy,
+    .ep_atomic_cswap64        = uct_rc_varuna_ep_atomic_cswap64,
+    .ep_atomic64_post         = uct_rc_varuna_ep_atomic64_post,
+    .ep_atomic64_fetch        = uct_rc_varuna_ep_atomic64_fetch,
+    .ep_atomic_cswap32        = (uct_ep_atomic_cswap32_func_t)
+                                        ucs_empty_function_return_unsupported,
+    .ep_atomic32_post         = (uct_ep_atomic32_post_func_t)
+                                        ucs_empty_function_return_unsupported,
+    .ep_atomic32_fetch        = (uct_ep_atomic32_fetch_func_t)
+                                        ucs_empty_function_return_unsupported,
+    .ep_pending_add           = uct_rc_ep_pending_add,
+    .ep_pending_purge         = uct_rc_ep_pending_purge,
+    .ep_flush                 = uct_rc_varuna_ep_flush,
+    .ep_fence                 = uct_rc_varuna_ep_fence,
+    .ep_check                 = uct_rc_ep_check,
+    .ep_create                = UCS_CLASS_NEW_FUNC_NAME(uct_rc_varuna_ep_t),
+    .ep_destroy               = UCS_CLASS_DELETE_FUNC_NAME(uct_rc_varuna_ep_t),
+    .ep_get_address           = uct_rc_varuna_ep_get_address,
+    .ep_connect_to_ep         = uct_rc_varuna_ep_connect_to_ep,
+    .iface_flush              = uct_rc_iface_flush,
+    .iface_fence              = uct_rc_iface_fence,
+    .iface_progress_enable    = uct_rc_varuna_iface_progress_enable,
+    .iface_progress_disable   = uct_base_iface_progress_disable,
+    .iface_progress           = uct_rc_iface_do_progress,
+    .iface_event_fd_get       = uct_ib_iface_event_fd_get,
+    .iface_event_arm          = uct_rc_iface_event_arm,
+    .iface_close              = UCS_CLASS_DELETE_FUNC_NAME(uct_rc_varuna_iface_t),
+    .iface_query              = uct_rc_varuna_iface_query,
+    .iface_get_address        = ucs_empty_function_return_success,
+    .iface_get_device_address = uct_ib_iface_get_device_address,
+    .iface_is_reachable       = uct_ib_iface_is_reachable
+};
+
+static uct_rc_iface_ops_t uct_rc_varuna_iface_ops = {
+    .super = {
+        .super = {
+            .iface_estimate_perf = uct_rc_iface_estimate_perf,
+            .iface_vfs_refresh   = uct_rc_iface_vfs_refresh,
+            .ep_query            = (uct_ep_query_func_t)
+                                           ucs_empty_function_return_unsupported,
+            .ep_invalidate       = uct_rc_varuna_ep_invalidate
+        },
+        .create_cq      = uct_ib_verbs_create_cq,
+        .arm_cq         = uct_ib_iface_arm_cq,
+        .event_cq       = (uct_ib_iface_event_cq_func_t)ucs_empty_function,
+        /* error completions are handled in uct_rc_varuna_iface_poll_tx */
+        .handle_failure = (uct_ib_iface_handle_failure_func_t)
+                                  ucs_empty_function
+    },
+    .init_rx         = uct_rc_varuna_iface_init_rx,
+    .cleanup_rx      = uct_rc_varuna_iface_cleanup_rx,
+    .fc_ctrl         = uct_rc_varuna_ep_fc_ctrl,
+    .fc_handler      = uct_rc_iface_fc_handler,
+    .cleanup_qp      = uct_rc_varuna_iface_qp_cleanup,
+    .ep_post_check   = uct_rc_varuna_ep_post_check,
+    .ep_vfs_populate = uct_rc_varuna_ep_vfs_populate
+};
+
+static ucs_status_t
+uct_rc_varuna_query_tl_devices(uct_md_h md,
+                               uct_tl_device_resource_t **tl_devices_p,
+                               unsigned *num_tl_devices_p)
+{
+    uct_ib_md_t *ib_md = ucs_derived_of(md, uct_ib_md_t);
+
+    return uct_ib_device_query_ports(&ib_md->dev, 0, tl_devices_p,
+                                     num_tl_devices_p);
+}
+
+UCT_TL_DEFINE_ENTRY(&uct_rc_varuna_component, rc_varuna,
+                    uct_rc_varuna_query_tl_devices, uct_rc_varuna_iface_t,
+                    "RC_VARUNA_", uct_rc_varuna_iface_config_table,
+                    uct_rc_varuna_iface_config_t);
+
+/*
+ * uct_query_components() dlopen()s libuct_varuna ("varuna" is in
+ * uct_MODULES) before it walks the component list, so registering from
+ * the library constructor is enough.
+ */
+UCS_F_CTOR void uct_rc_varuna_init(void)
+{
+    uct_component_register(&uct_rc_varuna_component);
+    uct_tl_register(&uct_rc_varuna_component, &UCT_TL_NAME(rc_varuna));
+}
+
+UCS_F_DTOR void uct_rc_varuna_cleanup(void)
+{
+    uct_tl_unregister(&UCT_TL_NAME(rc_varuna));
+    uct_component_unregister(&uct_rc_varuna_component);
+}

@@ -1,0 +1,298 @@
+/**
+ * Copyright (C) rc_varuna authors 2026. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#ifndef UCT_RC_VARUNA_IMPL_H
+#define UCT_RC_VARUNA_IMPL_H
+
+#include "rc_varuna.h"
+
+#include <uct/ib/base/ib_log.h>
+
+
+static UCS_F_ALWAYS_INLINE uct_rc_varuna_iface_t *
+uct_rc_varuna_ep_iface(uct_rc_varuna_ep_t *ep)
+{
+    return ucs_derived_of(ep->super.super.super.iface, uct_rc_varuna_iface_t);
+}
+
+/* The inline payload of a record sits after its gather list. */
+static UCS_F_ALWAYS_INLINE void *
+uct_rc_varuna_op_inl(uct_rc_varuna_iface_t *iface, uct_rc_varuna_op_t *op)
+{
+    return &op->sge[iface->config.max_send_sge];
+}
+
+static UCS_F_ALWAYS_INLINE void *
+uct_rc_varuna_desc_data(uct_rc_varuna_desc_t *desc)
+{
+    return desc + 1;
+}
+
+/* Work requests an operation takes: itself, and its log write. */
+static UCS_F_ALWAYS_INLINE unsigned
+uct_rc_varuna_iface_num_wr(uct_rc_varuna_iface_t *iface)
+{
+    return iface->config.log_enable ? 2 : 1;
+}
+
+static UCS_F_ALWAYS_INLINE uct_rc_varuna_kind_t
+uct_rc_varuna_op_kind(const uct_rc_varuna_op_t *op)
+{
+    switch (op->ib_opcode) {
+    case IBV_WR_SEND:
+    case IBV_WR_SEND_WITH_IMM:
+        return UCT_RC_VARUNA_KIND_SEND;
+    case IBV_WR_RDMA_READ:
+        return UCT_RC_VARUNA_KIND_READ;
+    case IBV_WR_ATOMIC_FETCH_AND_ADD:
+    case IBV_WR_ATOMIC_CMP_AND_SWP:
+        return UCT_RC_VARUNA_KIND_ATOMIC;
+    default:
+        return UCT_RC_VARUNA_KIND_WRITE;
+    }
+}
+
+/*
+ * Room for one more operation: its work requests on the QP, a CQ entry for
+ * each (every one completes, with an error, if the QP fails), and READ
+ * credits (none left blocks everything, as in rc_verbs, so that nothing
+ * overtakes a READ waiting in the pending queue).
+ */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_rc_varuna_ep_check_res(uct_rc_varuna_iface_t *iface,
+                           uct_rc_varuna_ep_t *ep)
+{
+    int num_wr = (int)uct_rc_varuna_iface_num_wr(iface);
+
+    ucs_assert(ep->super.flags & UCT_RC_EP_FLAG_CONNECTED);
+
+    if (ucs_unlikely(iface->super.tx.cq_available <=
+                     (signed)iface->super.config.tx_moderation + num_wr)) {
+        if (iface->super.tx.cq_available < num_wr) {
+            UCS_STATS_UPDATE_COUNTER(iface->super.stats,
+                                     UCT_RC_IFACE_STAT_NO_CQE, 1);
+            return UCS_ERR_NO_RESOURCE;
+        }
+        /* signal the next one to get the credits back */
+        ep->super.txqp.unsignaled = RC_UNSIGNALED_INF;
+    }
+
+    if (ucs_unlikely((uct_rc_txqp_available(&ep->super.txqp) < num_wr) ||
+                     (iface->super.tx.reads_available <= 0))) {
+        UCS_STATS_UPDATE_COUNTER(ep->super.super.stats, UCT_EP_STAT_NO_RES,
+                                 1);
+        return UCS_ERR_NO_RESOURCE;
+    }
+    return UCS_OK;
+}
+
+/* Flow control of active messages (rc/base): the window and the request
+ * and grant bits that ride on the AM id. */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_rc_varuna_ep_check_fc(uct_rc_varuna_iface_t *iface,
+                          uct_rc_varuna_ep_t *ep, uint8_t *am_id_p)
+{
+    uct_rc_fc_t *fc = &ep->super.fc;
+
+    if (ucs_unlikely(fc->fc_wnd <= iface->super.config.fc_soft_thresh)) {
+        if (iface->super.config.fc_enabled) {
+            if (fc->fc_wnd <= 0) {
+                UCS_STATS_UPDATE_COUNTER(ep->super.super.stats,
+                                         UCT_EP_STAT_NO_RES, 1);
+                return UCS_ERR_NO_RESOURCE;
+            }
+            *am_id_p |= uct_rc_fc_req_moderation(fc, &iface->super);
+        } else {
+            fc->fc_wnd = INT16_MAX;
+        }
+    }
+    *am_id_p |= uct_rc_fc_get_fc_hdr(ep->super.flags);
+    return UCS_OK;
+}
+
+static UCS_F_ALWAYS_INLINE void
+uct_rc_varuna_ep_fc_sent(uct_rc_varuna_ep_t *ep)
+{
+    ep->super.flags &= ~UCT_RC_EP_FC_MASK;
+    ep->super.fc.fc_wnd--;
+}
+
+/* The record of the next operation; filled by the caller, then posted. */
+static UCS_F_ALWAYS_INLINE uct_rc_varuna_op_t *
+uct_rc_varuna_ep_op_start(uct_rc_varuna_ep_t *ep, uct_rc_varuna_op_type_t type,
+                          enum ibv_wr_opcode ib_opcode)
+{
+    uct_rc_varuna_op_t *op = uct_rc_varuna_ep_op(ep, ep->tx.sn + 1);
+
+    op->sn         = ep->tx.sn + 1;
+    op->type       = type;
+    op->ib_opcode  = ib_opcode;
+    op->num_sge    = 0;
+    op->send_flags = 0;
+    op->length     = 0;
+    op->desc_len   = 0;
+    op->comp       = NULL;
+    op->desc       = NULL;
+    return op;
+}
+
+/* Gather entries of user buffers; their memory handles give the keys on
+ * both devices. Returns the total length. */
+static UCS_F_ALWAYS_INLINE size_t
+uct_rc_varuna_op_add_iov(uct_rc_varuna_op_t *op, const uct_iov_t *iov,
+                         size_t iovcnt)
+{
+    uct_rc_varuna_memh_t *memh;
+    uct_rc_varuna_sge_t *sge;
+    size_t i, total = 0;
+
+    for (i = 0; i < iovcnt; i++) {
+        if (iov[i].length == 0) {
+            continue;
+        }
+        memh          = iov[i].memh;
+        sge           = &op->sge[op->num_sge++];
+        sge->addr     = (uintptr_t)iov[i].buffer;
+        sge->length   = (uint32_t)iov[i].length;
+        sge->lkey[0]  = memh->lkey[0];
+        sge->lkey[1]  = memh->lkey[1];
+        total        += iov[i].length;
+    }
+    return total;
+}
+
+/* The work request of an operation on a lane: where the data is (inline
+ * copy, descriptor, user buffers), with the keys of the lane's device. */
+static UCS_F_ALWAYS_INLINE void
+uct_rc_varuna_op_fill_wr(uct_rc_varuna_iface_t *iface, uct_rc_varuna_ep_t *ep,
+                         uct_rc_varuna_op_t *op, unsigned lane,
+                         struct ibv_send_wr *wr, struct ibv_sge *sge)
+{
+    unsigned i, n = 0;
+
+    if (op->send_flags & IBV_SEND_INLINE) {
+        if (op->length > 0) {
+            sge[0].addr   = (uintptr_t)uct_rc_varuna_op_inl(iface, op);
+            sge[0].length = op->length;
+            sge[0].lkey   = 0;
+            n             = 1;
+        }
+    } else {
+        if (op->desc != NULL) {
+            sge[0].addr   = (uintptr_t)uct_rc_varuna_desc_data(op->desc);
+            sge[0].length = op->desc_len;
+            sge[0].lkey   = op->desc->lkey[lane];
+            n             = 1;
+        }
+        for (i = 0; i < op->num_sge; i++, n++) {
+            sge[n].addr   = op->sge[i].addr;
+            sge[n].length = op->sge[i].length;
+            sge[n].lkey   = op->sge[i].lkey[lane];
+        }
+    }
+
+    wr->opcode     = (enum ibv_wr_opcode)op->ib_opcode;
+    wr->send_flags = op->send_flags;
+    wr->sg_list    = (n > 0) ? sge : NULL;
+    wr->num_sge    = (int)n;
+    wr->next       = NULL;
+
+    switch (op->ib_opcode) {
+    case IBV_WR_ATOMIC_FETCH_AND_ADD:
+    case IBV_WR_ATOMIC_CMP_AND_SWP:
+        wr->wr.atomic.remote_addr = op->remote_addr;
+        wr->wr.atomic.rkey        = uct_rc_varuna_rkey(op->rkey, lane);
+        wr->wr.atomic.compare_add = op->compare_add;
+        wr->wr.atomic.swap        = op->swap;
+        break;
+    case IBV_WR_SEND_WITH_IMM:
+        /* the receiver drops a SEND it already delivered (section 5.3) */
+        wr->imm_data = htobe32((uint32_t)op->sn);
+        break;
+    default:
+        wr->wr.rdma.remote_addr = op->remote_addr;
+        wr->wr.rdma.rkey        = uct_rc_varuna_rkey(op->rkey, lane);
+        break;
+    }
+}
+
+/*
+ * The one place that posts an operation (DESIGN.md section 4): its request
+ * and, in the same doorbell, an unsignaled-or-signaled inline 8-byte WRITE
+ * of its sequence number into the peer's log word. The PSNs of both are
+ * accounted so the responder's expected PSN can later tell what executed.
+ * The completion comes from the log write, the last WR of the operation:
+ * it implies the operation's own completion (RC completes in order).
+ */
+static UCS_F_ALWAYS_INLINE void
+uct_rc_varuna_ep_post_op(uct_rc_varuna_iface_t *iface, uct_rc_varuna_ep_t *ep,
+                         uct_rc_varuna_op_t *op, unsigned lane_index,
+                         int signal)
+{
+    uct_rc_varuna_lane_t *lane = &ep->lane[lane_index];
+    struct ibv_sge sge[UCT_IB_MAX_IOV + 1], log_sge;
+    struct ibv_send_wr wr[2], *bad_wr;
+    uint32_t npsn;
+    int ret;
+
+    ucs_assertv(lane->qp->state == IBV_QPS_RTS, "QP 0x%x state is %d",
+                lane->qp->qp_num, lane->qp->state);
+
+    uct_rc_varuna_op_fill_wr(iface, ep, op, lane_index, &wr[0], sge);
+
+    npsn         = uct_rc_varuna_psn_count(uct_rc_varuna_op_kind(op),
+                                           op->length, lane->path_mtu);
+    op->last_psn = uct_rc_varuna_psn_add(lane->sq_psn, npsn - 1);
+    lane->sq_psn = uct_rc_varuna_psn_add(lane->sq_psn, npsn);
+    op->lane     = (uint8_t)lane_index;
+
+    signal = signal ||
+             uct_rc_iface_tx_moderation(&iface->super, &ep->super.txqp, 1);
+
+    wr[0].wr_id = op->sn | UCT_RC_VARUNA_WRID_OP;
+    if (iface->config.log_enable) {
+        log_sge.addr              = (uintptr_t)&op->sn;
+        log_sge.length            = sizeof(op->sn);
+        log_sge.lkey              = 0;
+        wr[1].wr_id               = op->sn;
+        wr[1].opcode              = IBV_WR_RDMA_WRITE;
+        wr[1].sg_list             = &log_sge;
+        wr[1].num_sge             = 1;
+        wr[1].send_flags          = IBV_SEND_INLINE |
+                                    (signal ? IBV_SEND_SIGNALED : 0);
+        wr[1].wr.rdma.remote_addr = ep->peer_log.addr;
+        wr[1].wr.rdma.rkey        = ep->peer_log.rkey[lane_index];
+        wr[1].next                = NULL;
+        wr[0].next                = &wr[1];
+        lane->sq_psn              = uct_rc_varuna_psn_add(lane->sq_psn, 1);
+        op->num_wr                = 2;
+    } else {
+        wr[0].send_flags         |= signal ? IBV_SEND_SIGNALED : 0;
+        op->num_wr                = 1;
+    }
+
+    uct_ib_log_post_send(&iface->super.super, lane->qp, &wr[0], INT_MAX,
+                         (wr[0].opcode == IBV_WR_SEND_WITH_IMM) ?
+                         uct_rc_ep_packet_dump : NULL);
+
+    ret = ibv_post_send(lane->qp, &wr[0], &bad_wr);
+    if (ucs_unlikely(ret != 0)) {
+        ucs_fatal("ibv_post_send() returned %d (%m)", ret);
+    }
+
+    uct_rc_txqp_posted(&ep->super.txqp, &iface->super, op->num_wr, signal);
+}
+
+/* Post a new operation on the active lane and make its number taken. */
+static UCS_F_ALWAYS_INLINE void
+uct_rc_varuna_ep_post_new(uct_rc_varuna_iface_t *iface, uct_rc_varuna_ep_t *ep,
+                          uct_rc_varuna_op_t *op, int signal)
+{
+    uct_rc_varuna_ep_post_op(iface, ep, op, ep->active, signal);
+    ep->tx.sn = op->sn;
+}
+
+#endif

@@ -1,0 +1,281 @@
+/**
+ * Copyright (C) rc_varuna authors 2026. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#include <uct/uct_test.h>
+
+extern "C" {
+#include <uct/ib/varuna/rc_varuna.h>
+}
+
+
+/*
+ * rc_varuna in steady state (DESIGN.md sections 3-4): every endpoint holds
+ * a primary and a standby QP, connected and in RTS, on different ports
+ * (or devices); a remote key works through either; and behind every
+ * operation the responder's completion log word receives its sequence
+ * number. Run with UCX_RC_VARUNA_STANDBY=auto (another device) and =same
+ * (the other port of the same device).
+ */
+class test_rc_varuna : public uct_test {
+public:
+    virtual void init()
+    {
+        uct_test::init();
+
+        m_e1 = create_entity(0);
+        m_entities.push_back(m_e1);
+        check_skip_test();
+        m_e2 = create_entity(0);
+        m_entities.push_back(m_e2);
+
+        m_e1->connect(0, *m_e2, 0);
+        m_e2->connect(0, *m_e1, 0);
+
+        m_am_count = 0;
+        uct_iface_set_am_handler(m_e2->iface(), AM_ID, am_handler,
+                                 &m_am_count, 0);
+    }
+
+protected:
+    static const uint8_t AM_ID = 5;
+
+    static uct_rc_varuna_ep_t *vep(entity *e)
+    {
+        return ucs_derived_of(e->ep(0), uct_rc_varuna_ep_t);
+    }
+
+    static uct_rc_varuna_iface_t *viface(entity *e)
+    {
+        return ucs_derived_of(e->iface(), uct_rc_varuna_iface_t);
+    }
+
+    static ucs_status_t am_handler(void *arg, void *data, size_t length,
+                                   unsigned flags)
+    {
+        ++*static_cast<unsigned*>(arg);
+        return UCS_OK;
+    }
+
+    static struct ibv_qp_attr query_qp(struct ibv_qp *qp)
+    {
+        struct ibv_qp_init_attr init_attr;
+        struct ibv_qp_attr attr;
+
+        EXPECT_EQ(0, ibv_query_qp(qp, &attr,
+                                  IBV_QP_STATE | IBV_QP_PORT |
+                                  IBV_QP_DEST_QPN, &init_attr));
+        return attr;
+    }
+
+    /* The sequence number the peer's log word holds for our operations */
+    static uint64_t peer_log(entity *peer)
+    {
+        return *uct_rc_varuna_log_word(vep(peer));
+    }
+
+    void flush_all()
+    {
+        flush();
+    }
+
+    ucs_status_t put_short(const mapped_buffer &src, const mapped_buffer &dst)
+    {
+        return uct_ep_put_short(m_e1->ep(0), src.ptr(), sizeof(uint64_t),
+                                dst.addr(), dst.rkey());
+    }
+
+    /* Retry while the QP is full: the test only needs the op posted */
+    template <typename F>
+    void post(F func)
+    {
+        ucs_status_t status;
+
+        do {
+            status = func();
+            if (status == UCS_ERR_NO_RESOURCE) {
+                progress();
+            }
+        } while (status == UCS_ERR_NO_RESOURCE);
+        ASSERT_FALSE(UCS_STATUS_IS_ERR(status)) << ucs_status_string(status);
+    }
+
+    entity   *m_e1, *m_e2;
+    unsigned m_am_count;
+};
+
+
+UCS_TEST_P(test_rc_varuna, lanes_connected_on_two_ports)
+{
+    entity *ents[] = {m_e1, m_e2};
+
+    for (unsigned i = 0; i < 2; ++i) {
+        uct_rc_varuna_ep_t *ep       = vep(ents[i]);
+        uct_rc_varuna_ep_t *peer     = vep(ents[1 - i]);
+        uct_rc_varuna_iface_t *iface = viface(ents[i]);
+
+        ASSERT_TRUE(iface->has_standby);
+        ASSERT_TRUE(ep->has_standby);
+        EXPECT_EQ(UCT_RC_VARUNA_SIDE_PRIMARY, ep->active);
+
+        for (unsigned side = 0; side < UCT_RC_VARUNA_NUM_SIDES; ++side) {
+            ASSERT_TRUE(ep->lane[side].qp != NULL);
+            struct ibv_qp_attr attr = query_qp(ep->lane[side].qp);
+
+            EXPECT_EQ(IBV_QPS_RTS, attr.qp_state) << "lane " << side;
+            EXPECT_EQ(iface->side[side].port_num, attr.port_num);
+            /* lane i of one side connects to lane i of the other */
+            EXPECT_EQ(peer->lane[side].qp->qp_num, attr.dest_qp_num);
+        }
+
+        struct ibv_context *ctx0 = ep->lane[0].qp->context;
+        struct ibv_context *ctx1 = ep->lane[1].qp->context;
+        bool same_device         = !strcmp(ctx0->device->name,
+                                           ctx1->device->name);
+
+        EXPECT_EQ(same_device, !iface->side[1].separate);
+        if (same_device) {
+            EXPECT_NE(iface->side[0].port_num, iface->side[1].port_num);
+        }
+        UCS_TEST_MESSAGE << ctx0->device->name << ":"
+                         << (int)iface->side[0].port_num << " + standby "
+                         << ctx1->device->name << ":"
+                         << (int)iface->side[1].port_num;
+    }
+}
+
+/* The packed remote key carries a key for each device: a put through
+ * either lane lands in the same bytes. */
+UCS_TEST_P(test_rc_varuna, rkey_works_through_both_lanes)
+{
+    mapped_buffer src(4096, 0, *m_e1), dst(4096, 0, *m_e2);
+    uct_rc_varuna_ep_t *ep = vep(m_e1);
+    uint8_t saved          = ep->active;
+
+    for (unsigned lane = 0; lane < UCT_RC_VARUNA_NUM_SIDES; ++lane) {
+        src.pattern_fill(lane + 1);
+        dst.memset(0);
+
+        ep->active = lane;
+        post([&]() {
+            return uct_ep_put_zcopy(m_e1->ep(0), src.iov(), 1, dst.addr(),
+                                    dst.rkey(), NULL);
+        });
+        flush_all();
+        ep->active = saved;
+
+        dst.pattern_check(lane + 1);
+        /* the log write behind it went through the same lane */
+        EXPECT_EQ(ep->tx.sn, peer_log(m_e2)) << "lane " << lane;
+    }
+}
+
+/* Behind every kind of operation the responder's log word holds the
+ * sequence number of the last one. */
+UCS_TEST_P(test_rc_varuna, log_word_follows_every_operation)
+{
+    static const unsigned count = 20;
+    mapped_buffer src(4096, 1, *m_e1), dst(4096, 2, *m_e2);
+    mapped_buffer res(sizeof(uint64_t), 0, *m_e1);
+    mapped_buffer var(sizeof(uint64_t), 0, *m_e2);
+    uct_rc_varuna_ep_t *ep = vep(m_e1);
+    uint64_t hdr = 0, result;
+    uct_completion_t comp;
+
+    *(uint64_t*)var.ptr() = 0;
+    std::vector<std::pair<std::string, std::function<ucs_status_t()>>> ops = {
+        {"put_short", [&]() { return put_short(src, dst); }},
+        {"put_bcopy", [&]() -> ucs_status_t {
+            ssize_t len = uct_ep_put_bcopy(m_e1->ep(0), mapped_buffer::pack,
+                                           &src, dst.addr(), dst.rkey());
+            return (len < 0) ? (ucs_status_t)len : UCS_OK;
+        }},
+        {"put_zcopy", [&]() {
+            return uct_ep_put_zcopy(m_e1->ep(0), src.iov(), 1, dst.addr(),
+                                    dst.rkey(), NULL);
+        }},
+        {"get_bcopy", [&]() {
+            return uct_ep_get_bcopy(m_e1->ep(0),
+                                    (uct_unpack_callback_t)memcpy, src.ptr(),
+                                    64, dst.addr(), dst.rkey(), NULL);
+        }},
+        {"get_zcopy", [&]() {
+            return uct_ep_get_zcopy(m_e1->ep(0), src.iov(), 1, dst.addr(),
+                                    dst.rkey(), NULL);
+        }},
+        {"am_short", [&]() {
+            return uct_ep_am_short(m_e1->ep(0), AM_ID, hdr, src.ptr(), 8);
+        }},
+        {"am_bcopy", [&]() -> ucs_status_t {
+            ssize_t len = uct_ep_am_bcopy(m_e1->ep(0), AM_ID,
+                                          mapped_buffer::pack, &src, 0);
+            return (len < 0) ? (ucs_status_t)len : UCS_OK;
+        }},
+        {"am_zcopy", [&]() {
+            return uct_ep_am_zcopy(m_e1->ep(0), AM_ID, &hdr, sizeof(hdr),
+                                   src.iov(), 1, 0, NULL);
+        }},
+        {"atomic_add", [&]() {
+            return uct_ep_atomic64_post(m_e1->ep(0), UCT_ATOMIC_OP_ADD, 1,
+                                        var.addr(), var.rkey());
+        }},
+        {"atomic_fadd", [&]() {
+            comp.count  = 1;
+            comp.status = UCS_OK;
+            comp.func   = (uct_completion_callback_t)ucs_empty_function;
+            return uct_ep_atomic64_fetch(m_e1->ep(0), UCT_ATOMIC_OP_ADD, 1,
+                                         &result, var.addr(), var.rkey(),
+                                         &comp);
+        }},
+        {"atomic_cswap", [&]() {
+            comp.count  = 1;
+            comp.status = UCS_OK;
+            comp.func   = (uct_completion_callback_t)ucs_empty_function;
+            return uct_ep_atomic_cswap64(m_e1->ep(0), 0, 0, var.addr(),
+                                         var.rkey(), &result, &comp);
+        }},
+    };
+
+    unsigned am_sent = 0;
+    for (auto &op : ops) {
+        uint64_t sn_before = ep->tx.sn;
+
+        for (unsigned i = 0; i < count; ++i) {
+            post(op.second);
+            if (op.first.compare(0, 3, "am_") == 0) {
+                ++am_sent;
+            }
+            if (op.first == "atomic_fadd" || op.first == "atomic_cswap") {
+                /* one completion object: wait for it before reusing it */
+                wait_for_value(&comp.count, 0, true);
+            }
+        }
+        flush_all();
+
+        /* each operation took a sequence number (the flush one more) */
+        EXPECT_GE(ep->tx.sn, sn_before + count) << op.first;
+        EXPECT_EQ(ep->tx.sn, peer_log(m_e2)) << op.first;
+    }
+
+    wait_for_value(&m_am_count, am_sent, true);
+    EXPECT_EQ(am_sent, m_am_count);
+    /* add + fadd: 2 * count increments; cswap(0 -> 0) never matched */
+    EXPECT_EQ(2ull * count, *(uint64_t*)var.ptr());
+}
+
+/* UCX_RC_VARUNA_LOG=n: no log writes at all */
+UCS_TEST_P(test_rc_varuna, no_log_when_disabled, "LOG=n")
+{
+    mapped_buffer src(64, 1, *m_e1), dst(64, 2, *m_e2);
+
+    for (unsigned i = 0; i < 10; ++i) {
+        post([&]() { return put_short(src, dst); });
+    }
+    flush_all();
+    EXPECT_EQ(0ull, peer_log(m_e2));
+    EXPECT_GE(vep(m_e1)->tx.sn, 10ull);
+}
+
+_UCT_INSTANTIATE_TEST_CASE(test_rc_varuna, rc_varuna)
