@@ -54,13 +54,15 @@ static void close_pair(void)
     st_ep_close(&b);
 }
 
-/* Short timers so failures show up in milliseconds: 4.096 us << 8 = 1 ms */
+/* Short timers so failures show up in milliseconds: 4.096 us << 8 = 1 ms.
+ * Seven retries, so that a test process descheduled for a few ms on a
+ * loaded machine does not exhaust them; a dead path still fails in 8 ms. */
 static struct st_opts fast_opts(void)
 {
     struct st_opts o = st_default_opts();
 
     o.timeout   = 8;
-    o.retry_cnt = 3;
+    o.retry_cnt = 7;
     return o;
 }
 
@@ -107,10 +109,11 @@ static void t_retry_exceeded_then_flush(void)
              (wc[2].wr_id == 3) && (wc[2].status == IBV_WC_WR_FLUSH_ERR),
              "then flushed in order");
     ST_CHECK(st_qp_state(&a) == IBV_QPS_ERR, "QP in ERR");
-    /* 4 timeouts of 1 ms at least; far less than a second */
-    ST_CHECK((took >= 4000) && (took < 1000000), "took %llu us",
+    /* 8 timeouts of 1 ms at least; far less than a second */
+    ST_CHECK((took >= 8000) && (took < 1000000), "took %llu us",
              (unsigned long long)took);
-    ST_CHECK(st_counter("softib0", "retransmit_timeout") - timeouts == 3,
+    ST_CHECK(st_counter("softib0", "retransmit_timeout") - timeouts ==
+             o.retry_cnt,
              "retransmit_timeout went up by %lld",
              (long long)(st_counter("softib0", "retransmit_timeout") -
                          timeouts));
@@ -198,7 +201,10 @@ static void t_atomic_ack_lost(void)
     ST_CHECK(result[1] == 6, "cswap returned %llu",
              (unsigned long long)result[1]);
     ST_CHECK(*target == 9, "target %llu", (unsigned long long)*target);
-    ST_CHECK(st_counter("softib1", "duplicate_atomic") - dups == 2,
+    /* At least one duplicate per lost response; a timer that fires early
+     * on a loaded machine adds more, each answered from the cache, as the
+     * targets show. */
+    ST_CHECK(st_counter("softib1", "duplicate_atomic") - dups >= 2,
              "duplicate_atomic went up by %lld",
              (long long)(st_counter("softib1", "duplicate_atomic") - dups));
     close_pair();
@@ -225,7 +231,10 @@ static void t_read_response_lost(void)
 }
 
 /* ACKs are lost: the requester resends, the responder re-ACKs duplicates
- * without writing again, all WRITEs complete once, in order. */
+ * without writing again, all WRITEs complete once, in order. Each WRITE
+ * asks for an ACK and the responder may coalesce them, so the first pass
+ * draws at most five: dropping five loses all of them whatever the
+ * timing, and the retransmission must reach the responder. */
 static void t_ack_lost(void)
 {
     struct st_opts o = fast_opts();
@@ -235,7 +244,7 @@ static void t_ack_lost(void)
     if (open_pair("softib0", 1, "softib1", 1, &o, 0)) {
         return;
     }
-    st_drop("softib1", 1, SOFTIB_DIR_TX, SOFTIB_CLASS_ACK, 0, 0, 3);
+    st_drop("softib1", 1, SOFTIB_DIR_TX, SOFTIB_CLASS_ACK, 0, 0, 5);
     for (i = 0; i < 5; i++) {
         st_fill(a.buf + 8192 * i, 8192, 20 + i);
         ST_CHECK(!st_write(&a, &b, 8192 * i, 8192 * i, 8192, i), "post");
@@ -354,12 +363,19 @@ static void t_port_down_traffic(void)
  * hardware, the requester sees retry exhaustion, then flushes. */
 static void t_peer_killed(void)
 {
-    struct st_opts o = fast_opts();
+    struct st_opts o = st_default_opts();
     struct st_addr mine, theirs;
     int to_child[2], to_parent[2], posted = 0, done = 0, errs = 0, i, n;
     struct ibv_wc wc[32];
     uint64_t start;
     pid_t pid;
+
+    /* Two processes share two cores with whatever else runs: a peer that
+     * is merely descheduled must not look dead. 4.096 us << 12 = 17 ms,
+     * and 7 retries ride out a stall of 130 ms; the dead peer is still
+     * detected in about 8 x 17 ms. */
+    o.timeout   = 12;
+    o.retry_cnt = 7;
 
     ST_CHECK(!pipe(to_child) && !pipe(to_parent), "pipes");
     pid = fork();
@@ -390,7 +406,7 @@ static void t_peer_killed(void)
     /* Every completion in order: successes, one RETRY_EXC_ERR after the
      * kill, then only flushes. */
     start = now_us();
-    while ((done < posted || !errs) && (now_us() - start < 5000000)) {
+    while ((done < posted || !errs) && (now_us() - start < 10000000)) {
         while (!errs && (posted - done < 64)) {
             ST_CHECK(!st_post_rdma(&a, IBV_WR_RDMA_WRITE, 0, theirs.addr,
                                    theirs.rkey, 16384, posted, 1), "post");
