@@ -279,6 +279,13 @@ struct sib_qp {
     enum ibv_qp_type       type;
     int                    sq_sig_all;
 
+    /* The QP's real state. ibv_qp.state is only what the application last
+     * set or queried: libibverbs updates it in ibv_modify_qp and
+     * ibv_query_qp, never when the device moves the QP to ERR on its own,
+     * and UCX relies on that (it asserts RTS while flushing a failed QP).
+     * Written under the engine lock. */
+    enum ibv_qp_state      state;
+
     /* attributes (engine lock) */
     uint8_t                port_num;
     uint16_t               pkey_index;
@@ -375,9 +382,10 @@ static inline uint32_t sib_qp_num(const struct sib_qp *qp)
     return qp->ibqpx.qp_base.qp_num;
 }
 
+/* Under the engine lock, or as a hint without it. */
 static inline enum ibv_qp_state sib_qp_state(const struct sib_qp *qp)
 {
-    return qp->ibqpx.qp_base.state;
+    return __atomic_load_n(&qp->state, __ATOMIC_RELAXED);
 }
 
 static inline struct sib_send_wqe *sib_sq_wqe(struct sib_sq *sq, uint32_t idx)

@@ -308,6 +308,7 @@ static struct ibv_qp *sib_create_qp_common(struct ibv_context *context,
     ibqp->srq        = attr->srq;
     ibqp->handle     = ibqp->qp_num;
     ibqp->state      = IBV_QPS_RESET;
+    qp->state        = IBV_QPS_RESET;
     ibqp->qp_type    = attr->qp_type;
     pthread_mutex_init(&ibqp->mutex, NULL);
     pthread_cond_init(&ibqp->cond, NULL);
@@ -517,12 +518,10 @@ static void sib_qp_reset(struct sib_qp *qp)
  * with a flush, and tell an SRQ user the QP will take no more receives. */
 void sib_qp_enter_error(struct sib_qp *qp)
 {
-    struct ibv_qp *ibqp = sib_qp_ib(qp);
-
-    if (ibqp->state == IBV_QPS_ERR) {
+    if (qp->state == IBV_QPS_ERR) {
         return;
     }
-    ibqp->state       = IBV_QPS_ERR;
+    __atomic_store_n(&qp->state, IBV_QPS_ERR, __ATOMIC_RELAXED);
     qp->comp.timer_ns = 0;
     qp->comp.rnr_ns   = 0;
     sib_engine_unschedule(qp);
@@ -535,7 +534,7 @@ void sib_qp_enter_error(struct sib_qp *qp)
         qp->last_wqe_sent = 1;
         sib_async_event(qp->ctx, IBV_EVENT_QP_LAST_WQE_REACHED, qp);
     }
-    sib_log_debug("qp 0x%x entered the error state", ibqp->qp_num);
+    sib_log_debug("qp 0x%x entered the error state", sib_qp_num(qp));
 }
 
 int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
@@ -547,7 +546,7 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
     int required, ret = 0;
 
     sib_engine_lock(eng);
-    cur  = ibqp->state;
+    cur  = qp->state;
     next = (attr_mask & IBV_QP_STATE) ? attr->qp_state : cur;
     if ((attr_mask & IBV_QP_CUR_STATE) && (attr->cur_qp_state != cur)) {
         ret = EINVAL;
@@ -596,8 +595,9 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
         qp->resp.epsn = attr->rq_psn & SIB_PSN_MASK;
     }
 
-    if (next != IBV_QPS_ERR) {
-        ibqp->state = next;
+    __atomic_store_n(&qp->state, next, __ATOMIC_RELAXED);
+    if (attr_mask & IBV_QP_STATE) {
+        ibqp->state = next; /* as libibverbs does after the provider */
     }
     if ((next == IBV_QPS_RTS) && (qp->sq.head != qp->sq.req)) {
         sib_engine_schedule(qp);
@@ -613,13 +613,17 @@ int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask,
     struct sib_qp *qp      = to_sqp(ibqp);
     struct sib_engine *eng = qp->ctx->eng;
 
-    (void)attr_mask; /* everything is cheap to report */
+    /* everything is cheap to report; attr_mask only decides whether
+     * ibv_qp.state is refreshed */
     memset(attr, 0, sizeof(*attr));
     memset(init_attr, 0, sizeof(*init_attr));
 
     sib_engine_lock(eng);
-    attr->qp_state            = ibqp->state;
-    attr->cur_qp_state        = ibqp->state;
+    attr->qp_state            = qp->state;
+    attr->cur_qp_state        = qp->state;
+    if (attr_mask & IBV_QP_STATE) {
+        ibqp->state = qp->state; /* as libibverbs does after the provider */
+    }
     attr->path_mtu            = qp->path_mtu;
     attr->path_mig_state      = IBV_MIG_MIGRATED;
     attr->qkey                = qp->qkey;
@@ -766,7 +770,7 @@ int sib_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
     int ret = 0;
 
     sib_engine_lock(eng);
-    state = ibqp->state;
+    state = qp->state;
     if ((state == IBV_QPS_RESET) || (state == IBV_QPS_INIT) ||
         (state == IBV_QPS_RTR)) {
         *bad_wr = wr;
@@ -799,13 +803,13 @@ int sib_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
     struct sib_engine *eng = qp->ctx->eng;
     int ret;
 
-    if ((qp->srq != NULL) || (ibqp->state == IBV_QPS_RESET)) {
+    if ((qp->srq != NULL) || (sib_qp_state(qp) == IBV_QPS_RESET)) {
         *bad_wr = wr;
         return EINVAL;
     }
 
     ret = sib_rq_post(&qp->rq, wr, bad_wr);
-    if (ibqp->state == IBV_QPS_ERR) {
+    if (sib_qp_state(qp) == IBV_QPS_ERR) {
         sib_engine_lock(eng);
         sib_resp_flush(qp);
         sib_engine_unlock(eng);

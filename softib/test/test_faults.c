@@ -108,7 +108,13 @@ static void t_retry_exceeded_then_flush(void)
     ST_CHECK((wc[1].wr_id == 2) && (wc[1].status == IBV_WC_WR_FLUSH_ERR) &&
              (wc[2].wr_id == 3) && (wc[2].status == IBV_WC_WR_FLUSH_ERR),
              "then flushed in order");
+    /* Like libibverbs over hardware: ibv_qp.state changes only through
+     * ibv_modify_qp and ibv_query_qp, not when the device fails the QP. */
+    ST_CHECK(a.qp->state == IBV_QPS_RTS, "ibv_qp.state %d before a query",
+             a.qp->state);
     ST_CHECK(st_qp_state(&a) == IBV_QPS_ERR, "QP in ERR");
+    ST_CHECK(a.qp->state == IBV_QPS_ERR, "ibv_qp.state %d after a query",
+             a.qp->state);
     /* 8 timeouts of 1 ms at least; far less than a second */
     ST_CHECK((took >= 8000) && (took < 1000000), "took %llu us",
              (unsigned long long)took);
