@@ -1,0 +1,174 @@
+#!/bin/bash
+#
+# Copyright (C) rc_varuna authors 2026. ALL RIGHTS RESERVED.
+# See file LICENSE for terms.
+#
+# Run a group of UCX's own gtest suites on softib: the filter is the group's
+# suites for its gtest instance, minus every pattern of ucx-exclusions (next
+# to this script). The gtest binary runs under "softib run", in a registry of
+# its own, under a timeout. The full output goes to a log file; failures and
+# gtest's summary are printed.
+#
+# Usage: test/gtest/run-ucx-suites.sh [-n] [-d DEVICES] GROUP [GTEST ARGS...]
+#          -n          print the filter and the number of tests, run nothing
+#          -d DEVICES  the devices of the run's registry, as SOFTIB_DEVICES
+#                      (default "softib0:2,softib1:2"); UCT tests run once
+#                      per port, so "softib0:1" runs each once
+#        test/gtest/run-ucx-suites.sh -l     list the groups
+#
+# Environment (". build/env.sh" sets the first two; else build/ next to this
+# repository is used):
+#   RC_VARUNA_UCX_BUILD  UCX's build tree (its test/gtest/gtest is run)
+#   RC_VARUNA_PREFIX     our prefix (bin/softib; its lib/ is taken off the
+#                        library path: the gtest binary uses the build tree's)
+#   GTEST_TIMEOUT        seconds for the whole group (default 1800)
+#   SOFTIB_DEVICES       as -d
+#   UCX_SUITES_LOG       the log file (default build/logs/ucx-suites-GROUP.log)
+# Exit status: gtest's (0 if every selected test passed), 124 on timeout.
+#
+
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+exclusions=$here/ucx-exclusions
+
+# The suites, as gtest test-case names; a trailing * matches a family.
+uct_suites="test_uct_ep uct_p2p_rma_test uct_p2p_am_test uct_amo_*
+            uct_flush_test test_uct_pending test_uct_peer_failure"
+ucp_suites="test_ucp_tag_* test_ucp_rma* test_ucp_atomic* test_ucp_am*"
+
+# Groups: NAME, gtest instance (the part before "/"), layer, suites. One line
+# adds a group, e.g. for our transport:
+#   rc_varuna-uct  rc_varuna  uct  $uct_suites
+#   rcvar-ucp      rcvar      ucp  $ucp_suites
+groups=(
+    "rc_verbs-uct  rc_verbs  uct  $uct_suites"
+    "ud_verbs-uct  ud_verbs  uct  $uct_suites"
+    "rc_v-ucp      rc        ucp  $ucp_suites"
+)
+
+usage()
+{
+    sed -n '/^# Usage/,/^# Exit/s/^# \{0,1\}//p' "$0" >&2
+    exit 2
+}
+
+# The group's line, split: sets instance, layer and suites.
+find_group()
+{
+    local line words
+
+    for line in "${groups[@]}"; do
+        read -r -d '' -a words <<<"$line"
+        if [[ ${words[0]} == "$1" ]]; then
+            instance=${words[1]}
+            layer=${words[2]}
+            suites=("${words[@]:3}")
+            return 0
+        fi
+    done
+    return 1
+}
+
+# Patterns of ucx-exclusions, ":"-separated: "PATTERN  # reason" lines.
+exclusion_patterns()
+{
+    local line pattern out=
+
+    [[ -r $exclusions ]] || return 0
+    while IFS= read -r line || [[ -n $line ]]; do
+        pattern=${line%%#*}
+        pattern=${pattern//[[:space:]]/}
+        [[ -n $pattern ]] && out=${out:+$out:}$pattern
+    done <"$exclusions"
+    echo "$out"
+}
+
+build_filter()
+{
+    local s pos= neg
+
+    for s in "${suites[@]}"; do
+        [[ $s == *'*' ]] || s=$s.*
+        pos=${pos:+$pos:}$instance/$s
+    done
+    neg=$(exclusion_patterns)
+    echo "$pos${neg:+-$neg}"
+}
+
+list_only=0
+while getopts "d:ln" opt; do
+    case $opt in
+    d) export SOFTIB_DEVICES=$OPTARG ;;
+    l) for g in "${groups[@]}"; do echo "${g%% *}"; done; exit 0 ;;
+    n) list_only=1 ;;
+    *) usage ;;
+    esac
+done
+shift $((OPTIND - 1))
+(($# >= 1)) || usage
+group=$1
+shift
+find_group "$group" || { echo "unknown group '$group' (-l lists them)" >&2
+                         exit 2; }
+
+build=${RC_VARUNA_UCX_BUILD:-$root/build/ucx/build}
+prefix=${RC_VARUNA_PREFIX:-$root/build/prefix}
+gtest=$build/test/gtest/gtest
+softib=$prefix/bin/softib
+log=${UCX_SUITES_LOG:-$root/build/logs/ucx-suites-$group.log}
+filter=$(build_filter)
+
+[[ -x $gtest ]] || { echo "$gtest is missing: build UCX first" >&2; exit 1; }
+[[ -x $softib ]] || { echo "$softib is missing: build softib" >&2; exit 1; }
+
+# The gtest binary finds UCX's libraries in its build tree; our prefix's
+# copies must not come first.
+LD_LIBRARY_PATH=$(printf '%s' "${LD_LIBRARY_PATH:-}" | tr ':' '\n' |
+                  grep -vxF "$prefix/lib" | paste -sd: -) || true
+export LD_LIBRARY_PATH
+# Rules and link changes of other runs must not reach this one, and the
+# registry is created with our SOFTIB_DEVICES
+export SOFTIB_REGISTRY=/dev/shm/softib-gtest-$group.$$
+rm -f "$SOFTIB_REGISTRY"
+trap 'rm -f "$SOFTIB_REGISTRY"' EXIT
+# No terminal in CI: a backtrace on a fatal error instead of freezing
+export UCX_HANDLE_ERRORS=${UCX_HANDLE_ERRORS:-bt}
+export UCX_LOG_LEVEL=${UCX_LOG_LEVEL:-warn}
+
+cd "$build/test/gtest" || exit 1
+
+if ((list_only)); then
+    echo "filter: $filter"
+    "$softib" run -- "$gtest" --gtest_list_tests --gtest_filter="$filter" |
+        grep -c '^  ' | sed 's/$/ tests/'
+    exit 0
+fi
+
+mkdir -p "$(dirname "$log")"
+echo "$group: gtest --gtest_filter=$filter $*"
+echo "$group: full output in $log"
+start=$SECONDS
+timeout --kill-after=30 "${GTEST_TIMEOUT:-1800}" \
+    "$softib" run -- "$gtest" --gtest_filter="$filter" "$@" >"$log" 2>&1 &
+pid=$!
+# Failures as they happen
+tail -n +1 --pid="$pid" -f "$log" 2>/dev/null |
+    grep --line-buffered -E '^\[  FAILED  \] [^ ]+/[^ ]+\.' &
+wait "$pid"
+status=$?
+wait
+
+if ((status == 124)); then
+    echo "$group: TIMEOUT after ${GTEST_TIMEOUT:-1800} s, in:" \
+         "$(grep '^\[ RUN      \]' "$log" | tail -n 1)"
+elif grep -q '^\[==========\] .* ran\.' "$log"; then
+    # gtest's summary: from its "tests ran" line to the end
+    sed -n '/^\[==========\] .* ran\./,$p' "$log"
+else
+    echo "$group: gtest did not finish; the end of its output:"
+    tail -n 40 "$log"
+fi
+echo "$group: exit $status, $((SECONDS - start)) s"
+exit "$status"
