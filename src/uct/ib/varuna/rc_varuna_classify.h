@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rc_varuna_psn.h"
+
 /*
  * Classification of the operations in flight on a failed QP
  * (DESIGN.md section 5.3).
@@ -29,13 +31,6 @@
  *
  * Plain C, no UCX types: unit-tested on its own.
  */
-
-typedef enum {
-    UCT_RC_VARUNA_KIND_WRITE,          /* puts, flush, keepalive */
-    UCT_RC_VARUNA_KIND_SEND,           /* active messages, FC grants */
-    UCT_RC_VARUNA_KIND_READ,
-    UCT_RC_VARUNA_KIND_ATOMIC        /* fetching or not */
-} uct_rc_varuna_kind_t;
 
 typedef enum {
     UCT_RC_VARUNA_VERDICT_EXECUTED,  /* executed at the responder */

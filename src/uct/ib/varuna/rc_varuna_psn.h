@@ -24,13 +24,14 @@
 #define UCT_RC_VARUNA_PSN_MASK  0xffffffu
 
 
-/* Work request kinds, as far as PSN accounting goes */
+/* What an operation's request is, as far as its PSNs and its failover
+ * handling go */
 typedef enum {
-    UCT_RC_VARUNA_WR_SEND,       /* SEND, with or without immediate */
-    UCT_RC_VARUNA_WR_WRITE,
-    UCT_RC_VARUNA_WR_READ,
-    UCT_RC_VARUNA_WR_ATOMIC
-} uct_rc_varuna_wr_kind_t;
+    UCT_RC_VARUNA_KIND_WRITE,        /* puts, flush, keepalive */
+    UCT_RC_VARUNA_KIND_SEND,         /* active messages, FC grants */
+    UCT_RC_VARUNA_KIND_READ,
+    UCT_RC_VARUNA_KIND_ATOMIC        /* fetching or not */
+} uct_rc_varuna_kind_t;
 
 
 /* a + n in 24-bit PSN space */
@@ -49,11 +50,11 @@ static inline int32_t uct_rc_varuna_psn_cmp(uint32_t a, uint32_t b)
 
 
 /* Number of PSNs a work request of this kind and length occupies. */
-static inline uint32_t uct_rc_varuna_psn_count(uct_rc_varuna_wr_kind_t kind,
+static inline uint32_t uct_rc_varuna_psn_count(uct_rc_varuna_kind_t kind,
                                                uint64_t length,
                                                uint32_t path_mtu)
 {
-    if ((kind == UCT_RC_VARUNA_WR_ATOMIC) || (length == 0)) {
+    if ((kind == UCT_RC_VARUNA_KIND_ATOMIC) || (length == 0)) {
         return 1;
     }
     return (uint32_t)((length + path_mtu - 1) / path_mtu);
