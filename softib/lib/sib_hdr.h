@@ -5,10 +5,11 @@
  *
  * Wire format of the software RDMA device.
  *
- * Every UDP datagram carries exactly one InfiniBand packet laid out as the
- * IBA specifies it (vol. 1, ch. 5 and 9): LRH, optional GRH, BTH, the
- * extended transport headers the opcode calls for, payload padded to four
- * bytes, and ICRC. All multi-byte fields are big-endian. Byte swaps happen
+ * A UDP datagram carries one or more InfiniBand packets, back to back, each
+ * laid out as the IBA specifies it (vol. 1, ch. 5 and 9): LRH, optional
+ * GRH, BTH, the extended transport headers the opcode calls for, payload
+ * padded to four bytes, and ICRC; the LRH packet length delimits them
+ * (sib_recv.c). All multi-byte fields are big-endian. Byte swaps happen
  * only in the accessors below; the rest of the device works on host values.
  *
  * One liberty: the ICRC slot carries a CRC over the headers only (not the
