@@ -13,6 +13,7 @@
 
 set -uo pipefail
 
+# shellcheck source=pair.sh
 . "$(dirname "$0")/pair.sh"
 
 runs=${1:-5}

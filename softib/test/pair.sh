@@ -11,6 +11,7 @@
 #   SOFTIB         the softib command (default: softib on PATH)
 #   SIB_KEEP_LOGS  keep the log directory (its path is printed)
 #
+# shellcheck shell=bash
 
 SOFTIB=${SOFTIB:-softib}
 sib_checks=0
@@ -148,7 +149,7 @@ sib_pair()
 
     timeout -k 5 "$secs" "$SOFTIB" run -- "${cli[@]}" >"$clog" 2>&1 || crc=$?
     wait "$spid" || src=$?
-    sib_pids=${sib_pids% $spid}
+    sib_pids=${sib_pids% "$spid"}
     if ((src != 0 || crc != 0)); then
         echo "  $name: server exit $src, client exit $crc (124: timeout)"
         sib_show "$slog" "$clog"

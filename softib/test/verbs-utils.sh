@@ -16,6 +16,7 @@
 
 set -uo pipefail
 
+# shellcheck source=pair.sh
 . "$(dirname "$0")/pair.sh"
 
 # Every wait below is bounded by this, per process

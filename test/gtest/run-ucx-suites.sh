@@ -40,14 +40,14 @@ uct_suites="test_uct_ep uct_p2p_rma_test uct_p2p_am_test uct_amo_*
             uct_flush_test test_uct_pending test_uct_peer_failure"
 ucp_suites="test_ucp_tag_* test_ucp_rma* test_ucp_atomic* test_ucp_am*"
 
-# Groups: NAME, gtest instance (the part before "/"), layer, suites. One line
-# adds a group, e.g. for our transport:
-#   rc_varuna-uct  rc_varuna  uct  $uct_suites
-#   rcvar-ucp      rcvar      ucp  $ucp_suites
+# Groups: NAME, gtest instance (the part before "/"), suites. One line adds
+# a group, e.g. for our transport:
+#   "rc_varuna-uct  rc_varuna  $uct_suites"
+#   "rcvar-ucp      rcvar      $ucp_suites"
 groups=(
-    "rc_verbs-uct  rc_verbs  uct  $uct_suites"
-    "ud_verbs-uct  ud_verbs  uct  $uct_suites"
-    "rc_v-ucp      rc        ucp  $ucp_suites"
+    "rc_verbs-uct  rc_verbs  $uct_suites"
+    "ud_verbs-uct  ud_verbs  $uct_suites"
+    "rc_v-ucp      rc        $ucp_suites"
 )
 
 # Left out by -q, for any instance. These pass; they take three quarters of
@@ -70,7 +70,7 @@ usage()
     exit 2
 }
 
-# The group's line, split: sets instance, layer and suites.
+# The group's line, split: sets instance and suites.
 find_group()
 {
     local line words
@@ -79,8 +79,7 @@ find_group()
         read -r -d '' -a words <<<"$line"
         if [[ ${words[0]} == "$1" ]]; then
             instance=${words[1]}
-            layer=${words[2]}
-            suites=("${words[@]:3}")
+            suites=("${words[@]:2}")
             return 0
         fi
     done
@@ -103,10 +102,10 @@ exclusion_patterns()
 
 build_filter()
 {
-    local s pos= neg
+    local s pos='' neg
 
     for s in "${suites[@]}"; do
-        [[ $s == *'*' ]] || s=$s.*
+        [[ $s == *'*' ]] || s="$s.*"
         pos=${pos:+$pos:}$instance/$s
     done
     neg=$(exclusion_patterns)

@@ -49,6 +49,7 @@ shift $((OPTIND - 1))
 export SOFTIB=$prefix/bin/softib
 perftest=$prefix/bin/ucx_perftest
 secs=${PERFTEST_TIMEOUT:-60}
+# shellcheck source=../../softib/test/pair.sh
 . "$root/softib/test/pair.sh"
 
 [[ -x $perftest ]] || { echo "FAIL: $perftest is missing"; exit 1; }
