@@ -429,6 +429,7 @@ static void sib_engine_destroy(struct sib_engine *eng)
         sib_registry_detach(eng->reg);
     }
     free(eng->rx_buf);
+    free(eng->tx_copy);
     pthread_mutex_destroy(&eng->lock);
     free(eng);
 }
@@ -462,11 +463,13 @@ static int sib_engine_create(struct sib_engine **eng_p)
     }
     eng->reg_generation = eng->reg->generation;
 
-    eng->rx_buf = malloc((size_t)SIB_RX_BATCH * SIB_RX_BUF_SIZE);
-    if (eng->rx_buf == NULL) {
+    eng->rx_buf  = malloc((size_t)SIB_RX_BATCH * SIB_RX_BUF_SIZE);
+    eng->tx_copy = malloc(SIB_DGRAM_MAX);
+    if ((eng->rx_buf == NULL) || (eng->tx_copy == NULL)) {
         ret = -ENOMEM;
         goto err;
     }
+    sib_mem_guard_init();
     for (i = 0; i < SIB_RX_BATCH; i++) {
         eng->rx_iov[i].iov_base = eng->rx_buf + (size_t)i * SIB_RX_BUF_SIZE;
         eng->rx_iov[i].iov_len  = SIB_RX_BUF_SIZE;

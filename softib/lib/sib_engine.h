@@ -90,6 +90,8 @@ struct sib_engine {
     /* transmit batch and receive buffers, used under the engine lock */
     int                  batching;
     struct sib_tx_batch  tx;
+    uint8_t             *tx_copy;        /* SIB_DGRAM_MAX, for a batch that
+                                            reads unmapped memory */
     uint8_t             *rx_buf;
     struct mmsghdr       rx_msg[SIB_RX_BATCH];
     struct iovec         rx_iov[SIB_RX_BATCH];

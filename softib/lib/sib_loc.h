@@ -211,6 +211,11 @@ int      sib_mr_check(struct sib_mr *mr, struct sib_pd *pd, uint64_t iova,
 int      sib_sge_copy_to(struct sib_context *ctx, struct sib_pd *pd,
                          const struct ibv_sge *sge, uint32_t num_sge,
                          uint32_t offset, const void *src, uint32_t len);
+void     sib_mem_guard_init(void);
+int      sib_mem_copy(struct sib_context *ctx, void *dst, const void *src,
+                      size_t len, const void *addr);
+uint64_t sib_mem_atomic(struct sib_context *ctx, uint64_t *target, int cswap,
+                        uint64_t compare, uint64_t swap_add);
 
 /* verbs_qp.c */
 void     sib_qp_enter_error(struct sib_qp *qp);

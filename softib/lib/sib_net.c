@@ -184,8 +184,8 @@ static int sib_net_sock_fd(struct sib_engine *eng, uint32_t ip)
     return -1;
 }
 
-static void sib_net_delay(struct sib_engine *eng, int fd,
-                          const struct sockaddr_in *dst,
+static void sib_net_delay(struct sib_engine *eng, struct sib_context *ctx,
+                          int fd, const struct sockaddr_in *dst,
                           const struct msghdr *msg, uint32_t len,
                           uint64_t delay_ns)
 {
@@ -199,8 +199,8 @@ static void sib_net_delay(struct sib_engine *eng, int fd,
         return; /* a lost packet: retransmission recovers */
     }
     for (i = 0; i < msg->msg_iovlen; i++) {
-        memcpy(d->data + off, msg->msg_iov[i].iov_base,
-               msg->msg_iov[i].iov_len);
+        sib_mem_copy(ctx, d->data + off, msg->msg_iov[i].iov_base,
+                     msg->msg_iov[i].iov_len, msg->msg_iov[i].iov_base);
         off += (uint32_t)msg->msg_iov[i].iov_len;
     }
     d->fd     = fd;
@@ -243,12 +243,31 @@ uint64_t sib_net_next_delayed(struct sib_engine *eng)
                           link)->due_ns;
 }
 
+/* The batch gathers payloads from registered memory that the application
+ * unmapped (sendmsg failed with EFAULT): send it once more from a copy in
+ * which that memory reads as zeros (sib_mem_copy), as pinned pages would
+ * still be read by an HCA. */
+static int sib_net_send_copy(struct sib_engine *eng)
+{
+    struct sib_tx_batch *tx = &eng->tx;
+    uint32_t i, off = 0;
+
+    for (i = 0; i < tx->niov; i++) {
+        sib_mem_copy(tx->ctx, eng->tx_copy + off, tx->iov[i].iov_base,
+                     tx->iov[i].iov_len, tx->iov[i].iov_base);
+        off += (uint32_t)tx->iov[i].iov_len;
+    }
+    return (int)sendto(tx->fd, eng->tx_copy, off, MSG_DONTWAIT,
+                       (struct sockaddr*)&tx->dst, sizeof(tx->dst));
+}
+
 /* Engine lock held. Send the batched packets, if any. Called at the end of
  * every engine pass and of every post_send. */
 void sib_net_flush(struct sib_engine *eng)
 {
     struct sib_tx_batch *tx = &eng->tx;
     struct msghdr msg;
+    ssize_t ret;
 
     if (tx->npkts == 0) {
         return;
@@ -259,7 +278,11 @@ void sib_net_flush(struct sib_engine *eng)
     msg.msg_namelen = sizeof(tx->dst);
     msg.msg_iov     = tx->iov;
     msg.msg_iovlen  = tx->niov;
-    if (sendmsg(tx->fd, &msg, MSG_DONTWAIT) < 0) {
+    ret = sendmsg(tx->fd, &msg, MSG_DONTWAIT);
+    if ((ret < 0) && (errno == EFAULT)) {
+        ret = sib_net_send_copy(eng);
+    }
+    if (ret < 0) {
         /* lost like on a congested link; the requesters retransmit */
         sib_count(tx->ctx, SIB_CNT_DROP_SEND_ERR, tx->npkts);
         sib_log_debug("sendmsg of %u packets to udp port %u: %m", tx->npkts,
@@ -396,7 +419,7 @@ void sib_net_xmit(struct sib_qp *qp, struct sib_out *out)
         msg.msg_iov    = out->iov;
         msg.msg_iovlen = out->iovcnt + 2;
         sib_count(ctx, SIB_CNT_DELAY_RULE, 1);
-        sib_net_delay(eng, fd, &dst, &msg, total, rule->delay_ns);
+        sib_net_delay(eng, ctx, fd, &dst, &msg, total, rule->delay_ns);
         return;
     }
 

@@ -28,7 +28,7 @@
 
 
 #define SIB_REG_MAGIC          0x31424954464f53ull /* "SOFTIB1" */
-#define SIB_REG_VERSION        3
+#define SIB_REG_VERSION        4
 #define SIB_MAX_DEVS           8
 #define SIB_MAX_PORTS          2
 #define SIB_DEV_NAME_MAX       32
@@ -77,6 +77,9 @@ enum sib_counter {
     SIB_CNT_REM_ACCESS_NAK,
     SIB_CNT_INV_REQ_NAK,
     SIB_CNT_PORT_EVENTS,
+    SIB_CNT_UNMAPPED_MR,        /* registered memory the application had
+                                   unmapped: as with pinned pages, written
+                                   to nowhere it can see, read as zeros */
     SIB_CNT_LAST
 };
 

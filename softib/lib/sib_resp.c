@@ -207,6 +207,7 @@ static void sib_resp_send(struct sib_qp *qp, struct sib_pkt *pkt)
 static void sib_resp_write(struct sib_qp *qp, struct sib_pkt *pkt)
 {
     struct sib_mr *mr;
+    uint8_t *dst;
 
     if (pkt->mask & SIB_START_MASK) {
         qp->resp.va        = reth_va(pkt);
@@ -239,8 +240,8 @@ static void sib_resp_write(struct sib_qp *qp, struct sib_pkt *pkt)
     }
 
     if (pkt->paylen != 0) {
-        memcpy(qp->resp.mr->addr + (qp->resp.va - qp->resp.mr->iova),
-               pkt->payload, pkt->paylen);
+        dst = qp->resp.mr->addr + (qp->resp.va - qp->resp.mr->iova);
+        sib_mem_copy(qp->ctx, dst, pkt->payload, pkt->paylen, dst);
     }
     qp->resp.va    += pkt->paylen;
     qp->resp.resid -= pkt->paylen;
@@ -317,16 +318,9 @@ static void sib_resp_atomic(struct sib_qp *qp, struct sib_pkt *pkt)
     }
 
     target = (uint64_t*)(mr->addr + (va - mr->iova));
-    if (pkt->opcode == SIB_RC_FETCH_ADD) {
-        orig = __atomic_fetch_add(target, atmeth_swap_add(pkt),
-                                  __ATOMIC_SEQ_CST);
-    } else {
-        orig = atmeth_comp(pkt);
-        /* on failure orig receives the current value; on success it
-         * already holds it */
-        __atomic_compare_exchange_n(target, &orig, atmeth_swap_add(pkt), 0,
-                                    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-    }
+    orig   = sib_mem_atomic(qp->ctx, target,
+                            pkt->opcode != SIB_RC_FETCH_ADD,
+                            atmeth_comp(pkt), atmeth_swap_add(pkt));
 
     res            = sib_resp_new_resource(qp);
     res->type      = SIB_RES_ATOMIC;

@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -566,6 +567,98 @@ static void t_last_wqe_reached(void)
     close_pair();
 }
 
+/* The responder's application unmaps memory whose registration is still
+ * alive (UCX's registration cache does this routinely), and a late WRITE,
+ * READ and atomic arrive. An HCA works on the pinned pages: nothing fails,
+ * and nothing the application can see changes. The device must neither
+ * crash nor fail the QP; it counts the accesses and reads zeros. */
+static void t_unmapped_mr(void)
+{
+    struct st_opts o   = st_default_opts();
+    int64_t unmapped   = st_counter("softib1", "unmapped_mr_access");
+    const size_t len   = 3 * 4096;
+    struct ibv_mr *mr  = NULL;
+    struct ibv_send_wr wr, *bad;
+    struct ibv_sge sge;
+    uint64_t *result;
+    uint8_t *mem;
+    size_t i;
+    int zeros;
+
+    if (open_pair("softib0", 1, "softib1", 1, &o, 0)) {
+        return;
+    }
+    mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+               -1, 0);
+    ST_CHECK(mem != MAP_FAILED, "mmap");
+    if (mem == MAP_FAILED) {
+        close_pair();
+        return;
+    }
+    memset(mem, 0x5a, len);
+    mr = ibv_reg_mr(b.pd, mem, len, IBV_ACCESS_LOCAL_WRITE |
+                    IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+                    IBV_ACCESS_REMOTE_ATOMIC);
+    ST_CHECK(mr != NULL, "reg_mr");
+    munmap(mem, len);
+    if (mr == NULL) {
+        close_pair();
+        return;
+    }
+
+    /* a two-packet WRITE into it */
+    st_fill(a.buf, 8192, 31);
+    ST_CHECK(!st_post_rdma(&a, IBV_WR_RDMA_WRITE, 0, (uintptr_t)mem,
+                           mr->rkey, 8192, 1, 1), "post write");
+    expect_ok(&a, 1, 5000);
+
+    /* a two-packet READ of it reads zeros */
+    memset(a.buf, 0xff, 8192);
+    ST_CHECK(!st_post_rdma(&a, IBV_WR_RDMA_READ, 0, (uintptr_t)mem + 4096,
+                           mr->rkey, 8192, 2, 1), "post read");
+    expect_ok(&a, 2, 5000);
+    for (i = 0, zeros = 1; i < 8192; i++) {
+        zeros = zeros && (a.buf[i] == 0);
+    }
+    ST_CHECK(zeros, "READ of unmapped memory returned non-zero data");
+
+    /* an atomic on it returns 0 */
+    result  = (uint64_t*)(a.buf + 16384);
+    *result = 77;
+    memset(&sge, 0, sizeof(sge));
+    sge.addr   = (uintptr_t)result;
+    sge.length = sizeof(*result);
+    sge.lkey   = a.mr->lkey;
+    memset(&wr, 0, sizeof(wr));
+    wr.wr_id                 = 3;
+    wr.sg_list               = &sge;
+    wr.num_sge               = 1;
+    wr.opcode                = IBV_WR_ATOMIC_FETCH_AND_ADD;
+    wr.send_flags            = IBV_SEND_SIGNALED;
+    wr.wr.atomic.remote_addr = (uintptr_t)mem + 64;
+    wr.wr.atomic.rkey        = mr->rkey;
+    wr.wr.atomic.compare_add = 1;
+    ST_CHECK(!ibv_post_send(a.qp, &wr, &bad), "post fetch-add");
+    expect_ok(&a, 3, 5000);
+    ST_CHECK(*result == 0, "fetch-add returned %llu",
+             (unsigned long long)*result);
+
+    /* 2 WRITE packets, at least one READ response batch, 1 atomic */
+    ST_CHECK(st_counter("softib1", "unmapped_mr_access") - unmapped >= 4,
+             "unmapped_mr_access went up by %lld",
+             (long long)(st_counter("softib1", "unmapped_mr_access") -
+                         unmapped));
+
+    /* the QPs are still fine */
+    st_fill(a.buf, 4096, 32);
+    ST_CHECK(!st_write(&a, &b, 0, 0, 4096, 4), "post write");
+    expect_ok(&a, 4, 5000);
+    ST_CHECK(st_check_fill(b.buf, 4096, 32), "data after the faults");
+
+    ibv_dereg_mr(mr);
+    close_pair();
+}
+
 /* A delay rule holds packets back without losing them. */
 static void t_delay_rule(void)
 {
@@ -614,6 +707,7 @@ int main(void)
         { "malformed_packets", t_malformed_packets },
         { "last_wqe_reached", t_last_wqe_reached },
         { "delay_rule", t_delay_rule },
+        { "unmapped_mr", t_unmapped_mr },
     };
 
     return st_main(tests, sizeof(tests) / sizeof(tests[0]));
