@@ -14,6 +14,8 @@
 #include <uct/ib/rc/base/rc_ep.h>
 #include <uct/ib/rc/base/rc_iface.h>
 #include <ucs/datastruct/khash.h>
+#include <ucs/datastruct/list.h>
+#include <ucs/time/time.h>
 #include <ucs/type/class.h>
 
 
@@ -40,8 +42,28 @@
 #define UCT_RC_VARUNA_CTRL_AM_ID      0xff
 
 /* wr_id of a work request: the operation's sequence number; the op's own
- * request has this bit set, its log write does not. */
+ * request has this bit set, its log write does not. A control request of
+ * the failover (rc_varuna_failover.c) has its own bit and its kind in the
+ * low byte. */
 #define UCT_RC_VARUNA_WRID_OP         UCS_BIT(63)
+#define UCT_RC_VARUNA_WRID_CTRL       UCS_BIT(62)
+#define UCT_RC_VARUNA_WRID_SN_MASK    (UCS_BIT(62) - 1)
+
+/* Send queue entries each QP keeps beyond the operations' share, for the
+ * control requests of a failover: drain marker, control message, log
+ * READ, and one spare. */
+#define UCT_RC_VARUNA_CTRL_WR_RESERVE 4
+
+/* The status an executed fetching atomic completes with when its response
+ * was lost with the link: the value the responder returned exists nowhere
+ * any more, and executing it again would break exactly-once (DESIGN.md
+ * section 5.4). Distinct from every other status rc_varuna reports for an
+ * operation on a live endpoint. */
+#define UCT_RC_VARUNA_STATUS_RESULT_LOST UCS_ERR_IO_ERROR
+
+/* The status of an undecided operation when the peer did not answer within
+ * UCX_RC_VARUNA_PEER_TIMEOUT (policy "fail"): never resent. */
+#define UCT_RC_VARUNA_STATUS_UNDECIDED   UCS_ERR_TIMED_OUT
 
 
 /* ------------------------------------------------------------------------
@@ -55,6 +77,9 @@ typedef struct uct_rc_varuna_md_config {
 } uct_rc_varuna_md_config_t;
 
 
+/* LAST_WQE_REACHED events seen, per (device, QP number) */
+KHASH_MAP_INIT_INT64(uct_rc_varuna_lwr, uint32_t);
+
 typedef struct uct_rc_varuna_md {
     uct_ib_md_t             super;            /* the primary device */
     uct_ib_md_t             *standby_md;      /* NULL: the standby is a port
@@ -63,6 +88,17 @@ typedef struct uct_rc_varuna_md {
     uint8_t                 standby_port;     /* configured; 0 = choose */
     int                     require_standby;
     int                     access_flags;
+    /* Port state as the devices' async events report it: written by the
+     * async thread, read by every interface's progress (md.c) */
+    struct {
+        uct_ib_device_t     *dev;
+        volatile uint8_t    port_down[UCT_IB_DEV_MAX_PORTS + 1];
+    } events[UCT_RC_VARUNA_NUM_SIDES];
+    volatile uint32_t       port_events;      /* changes so far */
+    /* LAST_WQE_REACHED events UCX has been given, so re-protection can tell
+     * that the one of a failed QP is behind it before resetting the QP */
+    ucs_spinlock_t          lwr_lock;
+    khash_t(uct_rc_varuna_lwr) lwr;
 } uct_rc_varuna_md_t;
 
 
@@ -109,6 +145,10 @@ typedef struct uct_rc_varuna_iface_config {
     int                     log_enable;
     int                     recovery;
     unsigned                standby_rx_len;
+    ucs_time_t              watchdog;         /* 0 = off */
+    ucs_time_t              peer_timeout;     /* UCS_TIME_INFINITY = wait */
+    double                  reprotect_interval;
+    char                    *report;          /* JSON lines file, or "" */
 } uct_rc_varuna_iface_config_t;
 
 
@@ -136,6 +176,7 @@ typedef struct uct_rc_varuna_side {
     ucs_mpool_t             rx_mp;
     unsigned                rx_posted;
     unsigned                rx_quota;
+    unsigned                rx_max;           /* the SRQ's length */
 } uct_rc_varuna_side_t;
 
 
@@ -163,6 +204,21 @@ typedef struct uct_rc_varuna_iface {
     ucs_list_link_t         log_chunks;
     ucs_list_link_t         standby_gc_list;  /* standby QPs being destroyed */
 
+    /* failover (rc_varuna_failover.c) */
+    struct {
+        ucs_list_link_t     active;           /* endpoints recovering */
+        ucs_list_link_t     reprotect;        /* with a lane to reconnect */
+        uint32_t            port_events;      /* md->port_events seen */
+        ucs_time_t          next_check;       /* watchdog and re-protection */
+        ucs_time_t          check_interval;
+        FILE                *report;
+        /* counters, for tests and the report */
+        unsigned long       qp_created;
+        unsigned long       qp_connected;     /* by uct_ep_connect_to_ep() */
+        unsigned long       failovers;
+        unsigned long       reprotected;
+    } fo;
+
     struct {
         size_t              max_inline;
         size_t              max_send_sge;
@@ -172,6 +228,9 @@ typedef struct uct_rc_varuna_iface {
         unsigned            max_ops;          /* in flight per endpoint */
         int                 log_enable;
         uct_rc_varuna_recovery_t recovery;
+        ucs_time_t          watchdog;         /* 0 = off */
+        ucs_time_t          peer_timeout;     /* UCS_TIME_INFINITY = wait */
+        ucs_time_t          reprotect_interval;
     } config;
 } uct_rc_varuna_iface_t;
 
@@ -222,7 +281,9 @@ typedef struct uct_rc_varuna_op {
     uint8_t                 num_sge;
     uint8_t                 send_flags;       /* IBV_SEND_SOLICITED etc. */
     uint8_t                 am_id;
-    uint8_t                 reserved;
+    uint8_t                 flags;            /* UCT_RC_VARUNA_OP_FLAG_* */
+    int8_t                  status;           /* when SETTLED */
+    uint32_t                am_seq;           /* SENDs: order at the receiver */
     uint32_t                length;           /* bytes the request carries */
     uint32_t                desc_len;         /* of them, in the descriptor */
     uint32_t                last_psn;         /* of its own request */
@@ -240,12 +301,117 @@ typedef struct uct_rc_varuna_op {
 } uct_rc_varuna_op_t;
 
 
+enum {
+    /* decided by a failover: completes, with op->status, as soon as
+     * everything before it has */
+    UCT_RC_VARUNA_OP_FLAG_SETTLED = UCS_BIT(0)
+};
+
+
 typedef enum {
     UCT_RC_VARUNA_LANE_IDLE,         /* not created or not connected */
     UCT_RC_VARUNA_LANE_ACTIVE,       /* carries the traffic */
     UCT_RC_VARUNA_LANE_STANDBY,      /* connected, waiting */
-    UCT_RC_VARUNA_LANE_FAILED        /* in error, to be reset */
+    UCT_RC_VARUNA_LANE_FAILED,       /* in error, to be reset */
+    UCT_RC_VARUNA_LANE_RECONNECTING  /* reset, waiting for the peer */
 } uct_rc_varuna_lane_state_t;
+
+
+/* What started a failover */
+typedef enum {
+    UCT_RC_VARUNA_CAUSE_NONE,
+    UCT_RC_VARUNA_CAUSE_RETRY_EXC,   /* error completion: retries exhausted */
+    UCT_RC_VARUNA_CAUSE_WC_ERROR,    /* another error completion */
+    UCT_RC_VARUNA_CAUSE_PORT_ERR,    /* IBV_EVENT_PORT_ERR on our port */
+    UCT_RC_VARUNA_CAUSE_PEER,        /* the peer told us */
+    UCT_RC_VARUNA_CAUSE_WATCHDOG,    /* nothing completed for too long */
+    UCT_RC_VARUNA_CAUSE_USER,        /* uct_rc_varuna_ep_fail_lane() */
+    UCT_RC_VARUNA_CAUSE_LAST
+} uct_rc_varuna_cause_t;
+
+
+typedef enum {
+    UCT_RC_VARUNA_FO_IDLE,           /* nothing to recover */
+    UCT_RC_VARUNA_FO_FENCING,        /* failed lane fenced; waiting for its
+                                        drain, the log, the peer */
+    UCT_RC_VARUNA_FO_REPLAYING,      /* decided and resent; waiting for what
+                                        was in flight to complete */
+    UCT_RC_VARUNA_FO_DEAD            /* both lanes lost: UCX's error path */
+} uct_rc_varuna_fo_state_t;
+
+enum {
+    UCT_RC_VARUNA_FO_DRAINED     = UCS_BIT(0), /* failed lane's CQEs all in */
+    UCT_RC_VARUNA_FO_FIRST_ERR   = UCS_BIT(1), /* its first error seen */
+    UCT_RC_VARUNA_FO_PEER_FENCED = UCS_BIT(2), /* peer's FAILOVER received */
+    UCT_RC_VARUNA_FO_LOG_POSTED  = UCS_BIT(3),
+    UCT_RC_VARUNA_FO_LOG_DONE    = UCS_BIT(4),
+    UCT_RC_VARUNA_FO_BLOCKED     = UCS_BIT(5)  /* new operations wait */
+};
+
+/* Control requests of a failover (low byte of their wr_id) */
+typedef enum {
+    UCT_RC_VARUNA_CTRL_WR_DRAIN,     /* marker behind the failed lane's WRs */
+    UCT_RC_VARUNA_CTRL_WR_MSG,       /* a control message to the peer */
+    UCT_RC_VARUNA_CTRL_WR_LOG_READ,  /* READ of our log word at the peer */
+    UCT_RC_VARUNA_CTRL_WR_LAST
+} uct_rc_varuna_ctrl_wr_t;
+
+/* Control messages: SENDs without immediate, AM id UCT_RC_VARUNA_CTRL_AM_ID */
+typedef enum {
+    UCT_RC_VARUNA_CTRL_FAILOVER = 1, /* "I fenced lane X; my rq_psn there" */
+    UCT_RC_VARUNA_CTRL_REPROTECT_REQ,/* "reconnect lane X; my new sq_psn" */
+    UCT_RC_VARUNA_CTRL_REPROTECT_ACK,/* "done; my new sq_psn" */
+    UCT_RC_VARUNA_CTRL_REPROTECT_NACK
+} uct_rc_varuna_ctrl_type_t;
+
+typedef struct uct_rc_varuna_ctrl_msg {
+    uct_rc_hdr_t            rc_hdr;           /* am_id = CTRL_AM_ID */
+    uint8_t                 type;             /* uct_rc_varuna_ctrl_type_t */
+    uint8_t                 lane;             /* the lane it is about */
+    uint16_t                epoch;            /* failovers before it */
+    uint32_t                psn;
+    uint32_t                attempt;          /* re-protection attempt */
+} UCS_S_PACKED uct_rc_varuna_ctrl_msg_t;
+
+/* An active message that arrived ahead of its turn (over the new lane
+ * while an older one still waits in the old lane's receive queue) */
+typedef struct uct_rc_varuna_rx_held {
+    ucs_list_link_t         list;
+    uint32_t                am_seq;
+    unsigned                length;
+    uct_rc_hdr_t            *hdr;
+    void                    *desc;
+    uint32_t                imm_data;
+    uint16_t                slid;
+} uct_rc_varuna_rx_held_t;
+
+/* The failover report of one event (DESIGN.md section 5.4) */
+typedef struct uct_rc_varuna_report {
+    uint8_t                 cause;
+    uint8_t                 failed_lane;
+    uint8_t                 new_lane;
+    unsigned                in_flight;
+    unsigned                executed;
+    unsigned                lost;
+    unsigned                undecided;
+    unsigned                by_log;
+    unsigned                by_psn;
+    unsigned                by_idempotence;
+    unsigned                conflicts;
+    unsigned                results_lost;     /* fetching atomics */
+    unsigned                reread;           /* executed READs read again */
+    unsigned                resent_ops;
+    size_t                  resent_bytes;
+    unsigned                blanket_ops;      /* what blanket resends */
+    size_t                  blanket_bytes;
+    uint64_t                log_sn;
+    int                     log_valid;
+    uint32_t                peer_rq_psn;
+    int                     psn_valid;
+    ucs_time_t              t_detect;
+    ucs_time_t              t_decided;
+    ucs_time_t              t_recovered;
+} uct_rc_varuna_report_t;
 
 
 typedef struct uct_rc_varuna_lane {
@@ -254,6 +420,7 @@ typedef struct uct_rc_varuna_lane {
     uint32_t                sq_psn;           /* next PSN of a request */
     uint32_t                path_mtu;         /* bytes */
     uint8_t                 state;            /* uct_rc_varuna_lane_state_t */
+    uint32_t                err_count;        /* moves to ERR by failover */
 } uct_rc_varuna_lane_t;
 
 
@@ -285,11 +452,49 @@ typedef struct uct_rc_varuna_ep {
         uint64_t            done_sn;          /* last operation completed */
         uint8_t             *ring;            /* replay records */
         unsigned            ring_mask;
+        uint32_t            am_seq;           /* last SEND numbered */
+        unsigned            settled;          /* records SETTLED */
+        uint64_t            sig_sn;           /* last posted signaled */
+        ucs_time_t          last_progress;    /* for the watchdog */
     } tx;
 
     struct {
-        uint32_t            am_sn;            /* last SEND delivered (dedup) */
+        uint32_t            am_seq;           /* last SEND delivered */
+        ucs_list_link_t     held;             /* arrived ahead, in order */
     } rx;
+
+    /* failover of the active lane (rc_varuna_failover.c) */
+    struct {
+        uint8_t             state;            /* uct_rc_varuna_fo_state_t */
+        uint8_t             cause;            /* uct_rc_varuna_cause_t */
+        uint8_t             failed_lane;
+        uint8_t             flags;            /* UCT_RC_VARUNA_FO_* */
+        uint8_t             ctrl_pending;     /* bits of ctrl_wr_t to post */
+        uint8_t             ctrl_inflight[UCT_RC_VARUNA_NUM_SIDES];
+        uint8_t             initiator;        /* we start re-protection */
+        uint16_t            epoch;            /* failovers so far */
+        uint32_t            peer_rq_psn;
+        uint64_t            log_sn;
+        uint64_t            sn_hi;            /* last op in flight at start */
+        uint64_t            replay_sn;        /* next to resend */
+        unsigned            parked;           /* tx credits held back */
+        uct_rc_varuna_desc_t *log_desc;       /* the READ of L lands here */
+        ucs_list_link_t     list;             /* in iface->fo.active */
+        uct_rc_varuna_report_t report;
+        /* re-protection of the failed lane */
+        ucs_list_link_t     rp_list;          /* in iface->fo.reprotect */
+        uint8_t             rp_lane;          /* lane to reconnect */
+        uint8_t             rp_listed;
+        uint32_t            rp_psn;           /* our new sq_psn there */
+        uint32_t            rp_attempt;
+        ucs_time_t          rp_sent;
+        uct_rc_varuna_ctrl_msg_t msg;         /* next message to post */
+        int                 msg_valid;
+        /* the peer, for re-protection */
+        uint32_t            peer_qpn[UCT_RC_VARUNA_NUM_SIDES];
+        struct ibv_ah_attr  peer_ah[UCT_RC_VARUNA_NUM_SIDES];
+        enum ibv_mtu        path_mtu;
+    } fo;
 
     /* where our operations are logged: the peer's word, its keys */
     struct {
@@ -424,8 +629,54 @@ void uct_rc_varuna_ep_vfs_populate(uct_rc_ep_t *rc_ep);
 
 /* completion of everything up to sn; called by the iface progress */
 void uct_rc_varuna_ep_complete(uct_rc_varuna_ep_t *ep, uint64_t sn);
+void uct_rc_varuna_ep_complete_settled(uct_rc_varuna_ep_t *ep);
+void uct_rc_varuna_ep_purge(uct_rc_varuna_ep_t *ep, ucs_status_t status);
 void uct_rc_varuna_ep_handle_failure(uct_rc_varuna_ep_t *ep, unsigned lane,
                                      struct ibv_wc *wc, ucs_status_t status);
-int uct_rc_varuna_ep_am_is_dup(uct_rc_varuna_ep_t *ep, uint32_t sn32);
+ucs_status_t uct_rc_varuna_ep_pending_add(uct_ep_h tl_ep,
+                                          uct_pending_req_t *req,
+                                          unsigned flags);
+ucs_status_t uct_rc_varuna_lane_reset(uct_rc_varuna_iface_t *iface,
+                                      uct_rc_varuna_ep_t *ep, unsigned side);
+ucs_status_t uct_rc_varuna_lane_connect(uct_rc_varuna_iface_t *iface,
+                                        uct_rc_varuna_ep_t *ep, unsigned side,
+                                        uint32_t dest_qpn, uint32_t rq_psn,
+                                        struct ibv_ah_attr *ah_attr,
+                                        enum ibv_mtu path_mtu);
+uint32_t uct_rc_varuna_lane_new_psn(uct_rc_varuna_lane_t *lane);
+
+
+void uct_rc_varuna_ep_rx_held_release(uct_rc_varuna_ep_t *ep);
+
+
+/* rc_varuna_failover.c */
+void uct_rc_varuna_ep_failover(uct_rc_varuna_ep_t *ep, unsigned lane,
+                               uct_rc_varuna_cause_t cause);
+void uct_rc_varuna_ep_failover_progress(uct_rc_varuna_ep_t *ep);
+void uct_rc_varuna_ep_failover_recovered(uct_rc_varuna_ep_t *ep);
+void uct_rc_varuna_ep_ctrl_completion(uct_rc_varuna_ep_t *ep, unsigned lane,
+                                      struct ibv_wc *wc);
+void uct_rc_varuna_ep_ctrl_recv(uct_rc_varuna_ep_t *ep, unsigned lane,
+                                const uct_rc_varuna_ctrl_msg_t *msg,
+                                unsigned length);
+void uct_rc_varuna_ep_fail(uct_rc_varuna_ep_t *ep, ucs_status_t status);
+void uct_rc_varuna_ep_failover_cleanup(uct_rc_varuna_ep_t *ep);
+unsigned uct_rc_varuna_iface_failover_check(uct_rc_varuna_iface_t *iface);
+ucs_status_t uct_rc_varuna_iface_failover_init(uct_rc_varuna_iface_t *iface,
+                         const uct_rc_varuna_iface_config_t *config);
+void uct_rc_varuna_iface_failover_cleanup(uct_rc_varuna_iface_t *iface);
+const char *uct_rc_varuna_cause_str(uct_rc_varuna_cause_t cause);
+
+/* For tests: fail the active lane of an endpoint as if an error had been
+ * detected on it. */
+ucs_status_t uct_rc_varuna_ep_fail_lane(uct_ep_h tl_ep);
+
+/* rc_varuna_md.c */
+int uct_rc_varuna_md_port_down(uct_rc_varuna_md_t *md, unsigned side,
+                               uint8_t port_num);
+uint32_t uct_rc_varuna_md_last_wqe_count(uct_rc_varuna_md_t *md, unsigned side,
+                                         uint32_t qp_num);
+void uct_rc_varuna_md_last_wqe_forget(uct_rc_varuna_md_t *md, unsigned side,
+                                      uint32_t qp_num);
 
 #endif

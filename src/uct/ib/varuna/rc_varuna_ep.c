@@ -24,45 +24,39 @@ typedef struct {
     uct_rc_iface_qp_cleanup_ctx_t super;
     struct ibv_qp                 *qp;
     uct_ib_device_t               *dev;       /* the QP's device */
+    unsigned                      side;
 } uct_rc_varuna_qp_cleanup_ctx_t;
+
+/* The QP is gone: so are the LAST_WQE_REACHED events counted for it */
+static void uct_rc_varuna_qp_cleanup_forget(uct_rc_varuna_qp_cleanup_ctx_t *ctx)
+{
+    uct_rc_varuna_md_t *md = ucs_derived_of(ctx->super.iface->super.super.md,
+                                            uct_rc_varuna_md_t);
+
+    uct_rc_varuna_md_last_wqe_forget(md, ctx->side, ctx->super.qp_num);
+}
 
 
 /* ------------------------------------------------------------------------
  * Lanes
  * ------------------------------------------------------------------------ */
 
-static ucs_status_t uct_rc_varuna_lane_create(uct_rc_varuna_iface_t *iface,
-                                              uct_rc_varuna_ep_t *ep,
-                                              unsigned side)
+/* rc_varuna chooses the initial PSNs of its QPs (section 3.4); random ones
+ * also exercise the 24-bit wrap. */
+uint32_t uct_rc_varuna_lane_new_psn(uct_rc_varuna_lane_t *lane)
 {
-    uct_rc_varuna_side_t *s    = &iface->side[side];
-    uct_rc_varuna_lane_t *lane = &ep->lane[side];
-    uct_rc_varuna_md_t *md     = ucs_derived_of(iface->super.super.super.md,
-                                                uct_rc_varuna_md_t);
-    uct_ib_device_t *dev       = s->separate ? &md->standby_md->dev :
-                                               &md->super.dev;
-    struct ibv_qp_init_attr qp_init_attr;
+    lane->sq_psn   = (uint32_t)ucs_generate_uuid((uintptr_t)lane) &
+                     UCT_RC_VARUNA_PSN_MASK;
+    lane->init_psn = lane->sq_psn;
+    return lane->sq_psn;
+}
+
+static ucs_status_t uct_rc_varuna_lane_init_qp(uct_rc_varuna_iface_t *iface,
+                                               uct_rc_varuna_lane_t *lane,
+                                               unsigned side)
+{
+    uct_rc_varuna_side_t *s = &iface->side[side];
     struct ibv_qp_attr qp_attr;
-    ucs_status_t status;
-
-    memset(&qp_init_attr, 0, sizeof(qp_init_attr));
-    qp_init_attr.send_cq             = s->cq[UCT_IB_DIR_TX];
-    qp_init_attr.recv_cq             = s->cq[UCT_IB_DIR_RX];
-    qp_init_attr.srq                 = s->srq;
-    qp_init_attr.qp_type             = IBV_QPT_RC;
-    qp_init_attr.sq_sig_all          = 0;
-    qp_init_attr.cap.max_send_wr     = iface->super.config.tx_qp_len;
-    qp_init_attr.cap.max_recv_wr     = 0;
-    qp_init_attr.cap.max_send_sge    = iface->super.config.tx_min_sge;
-    qp_init_attr.cap.max_recv_sge    = 1;
-    qp_init_attr.cap.max_inline_data = iface->super.config.tx_min_inline;
-
-    lane->qp = ibv_create_qp(s->pd, &qp_init_attr);
-    if (lane->qp == NULL) {
-        ucs_error("rc_varuna: failed to create a QP on %s:%d: %m",
-                  uct_ib_device_name(dev), s->port_num);
-        return UCS_ERR_IO_ERROR;
-    }
 
     memset(&qp_attr, 0, sizeof(qp_attr));
     qp_attr.qp_state        = IBV_QPS_INIT;
@@ -76,7 +70,103 @@ static ucs_status_t uct_rc_varuna_lane_create(uct_rc_varuna_iface_t *iface,
                       IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) {
         ucs_error("rc_varuna: failed to move QP 0x%x to INIT: %m",
                   lane->qp->qp_num);
-        status = UCS_ERR_IO_ERROR;
+        return UCS_ERR_IO_ERROR;
+    }
+    return UCS_OK;
+}
+
+static uct_ib_device_t *uct_rc_varuna_side_dev(uct_rc_varuna_iface_t *iface,
+                                               unsigned side)
+{
+    uct_rc_varuna_md_t *md = ucs_derived_of(iface->super.super.super.md,
+                                            uct_rc_varuna_md_t);
+
+    return iface->side[side].separate ? &md->standby_md->dev : &md->super.dev;
+}
+
+/*
+ * Re-protection (section 5.6): the QP of a failed lane goes back to RESET
+ * and INIT with a new initial PSN, keeping its number, so the peer's
+ * address of it stays valid. Off the critical path: the endpoint runs on
+ * its other lane meanwhile. The QP left the SRQ when it failed; a new
+ * LAST_WQE_REACHED must be awaited when it is destroyed, so its record is
+ * made anew.
+ */
+ucs_status_t uct_rc_varuna_lane_reset(uct_rc_varuna_iface_t *iface,
+                                      uct_rc_varuna_ep_t *ep, unsigned side)
+{
+    uct_rc_varuna_lane_t *lane = &ep->lane[side];
+    uct_ib_device_t *dev       = uct_rc_varuna_side_dev(iface, side);
+    struct ibv_qp_attr qp_attr;
+    ucs_status_t status;
+
+    /* the LAST_WQE_REACHED of its moves to ERR must all have come in: one
+     * arriving after the record below is made anew would be taken for the
+     * one of its destruction */
+    if (uct_rc_varuna_md_last_wqe_count(uct_rc_varuna_iface_md(iface), side,
+                                        lane->qp->qp_num) < lane->err_count) {
+        return UCS_ERR_BUSY;
+    }
+
+    memset(&qp_attr, 0, sizeof(qp_attr));
+    qp_attr.qp_state = IBV_QPS_RESET;
+    if (ibv_modify_qp(lane->qp, &qp_attr, IBV_QP_STATE)) {
+        ucs_error("rc_varuna: failed to reset QP 0x%x: %m", lane->qp->qp_num);
+        return UCS_ERR_IO_ERROR;
+    }
+
+    uct_ib_device_async_event_unregister(dev, IBV_EVENT_QP_LAST_WQE_REACHED,
+                                         lane->qp->qp_num);
+    status = uct_ib_device_async_event_register(dev,
+                                                IBV_EVENT_QP_LAST_WQE_REACHED,
+                                                lane->qp->qp_num);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = uct_rc_varuna_lane_init_qp(iface, lane, side);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    uct_rc_varuna_lane_new_psn(lane);
+    lane->state = UCT_RC_VARUNA_LANE_RECONNECTING;
+    return UCS_OK;
+}
+
+static ucs_status_t uct_rc_varuna_lane_create(uct_rc_varuna_iface_t *iface,
+                                              uct_rc_varuna_ep_t *ep,
+                                              unsigned side)
+{
+    uct_rc_varuna_side_t *s    = &iface->side[side];
+    uct_rc_varuna_lane_t *lane = &ep->lane[side];
+    uct_ib_device_t *dev       = uct_rc_varuna_side_dev(iface, side);
+    struct ibv_qp_init_attr qp_init_attr;
+    ucs_status_t status;
+
+    memset(&qp_init_attr, 0, sizeof(qp_init_attr));
+    qp_init_attr.send_cq             = s->cq[UCT_IB_DIR_TX];
+    qp_init_attr.recv_cq             = s->cq[UCT_IB_DIR_RX];
+    qp_init_attr.srq                 = s->srq;
+    qp_init_attr.qp_type             = IBV_QPT_RC;
+    qp_init_attr.sq_sig_all          = 0;
+    qp_init_attr.cap.max_send_wr     = iface->super.config.tx_qp_len +
+                                       UCT_RC_VARUNA_CTRL_WR_RESERVE;
+    qp_init_attr.cap.max_recv_wr     = 0;
+    qp_init_attr.cap.max_send_sge    = iface->super.config.tx_min_sge;
+    qp_init_attr.cap.max_recv_sge    = 1;
+    qp_init_attr.cap.max_inline_data = iface->super.config.tx_min_inline;
+
+    lane->qp = ibv_create_qp(s->pd, &qp_init_attr);
+    if (lane->qp == NULL) {
+        ucs_error("rc_varuna: failed to create a QP on %s:%d: %m",
+                  uct_ib_device_name(dev), s->port_num);
+        return UCS_ERR_IO_ERROR;
+    }
+    iface->fo.qp_created++;
+
+    status = uct_rc_varuna_lane_init_qp(iface, lane, side);
+    if (status != UCS_OK) {
         goto err_destroy;
     }
 
@@ -92,12 +182,8 @@ static ucs_status_t uct_rc_varuna_lane_create(uct_rc_varuna_iface_t *iface,
         goto err_unregister;
     }
 
-    /* rc_varuna chooses its initial PSNs (section 3.4); random ones also
-     * exercise the 24-bit wrap */
-    lane->sq_psn   = (uint32_t)ucs_generate_uuid((uintptr_t)lane) &
-                     UCT_RC_VARUNA_PSN_MASK;
-    lane->init_psn = lane->sq_psn;
-    lane->state    = UCT_RC_VARUNA_LANE_IDLE;
+    uct_rc_varuna_lane_new_psn(lane);
+    lane->state = UCT_RC_VARUNA_LANE_IDLE;
     return UCS_OK;
 
 err_unregister:
@@ -109,12 +195,13 @@ err_destroy:
     return status;
 }
 
-static ucs_status_t
-uct_rc_varuna_lane_connect(uct_rc_varuna_iface_t *iface,
-                           uct_rc_varuna_lane_t *lane, uint32_t dest_qpn,
-                           uint32_t rq_psn, struct ibv_ah_attr *ah_attr,
-                           enum ibv_mtu path_mtu)
+ucs_status_t uct_rc_varuna_lane_connect(uct_rc_varuna_iface_t *iface,
+                                        uct_rc_varuna_ep_t *ep, unsigned side,
+                                        uint32_t dest_qpn, uint32_t rq_psn,
+                                        struct ibv_ah_attr *ah_attr,
+                                        enum ibv_mtu path_mtu)
 {
+    uct_rc_varuna_lane_t *lane = &ep->lane[side];
     struct ibv_qp_attr qp_attr;
     char buf[128];
 
@@ -149,7 +236,11 @@ uct_rc_varuna_lane_connect(uct_rc_varuna_iface_t *iface,
         return UCS_ERR_IO_ERROR;
     }
 
-    lane->path_mtu = (uint32_t)uct_ib_mtu_value(path_mtu);
+    lane->path_mtu          = (uint32_t)uct_ib_mtu_value(path_mtu);
+    /* what re-protection needs to connect this lane again */
+    ep->fo.peer_qpn[side]   = dest_qpn;
+    ep->fo.peer_ah[side]    = *ah_attr;
+    ep->fo.path_mtu         = path_mtu;
     ucs_debug("rc_varuna: connected qp 0x%x port %d to qp 0x%x %s psn 0x%x/0x%x",
               lane->qp->qp_num, ah_attr->port_num, dest_qpn,
               uct_ib_ah_attr_str(buf, sizeof(buf), ah_attr), lane->sq_psn,
@@ -165,6 +256,7 @@ static unsigned uct_rc_varuna_standby_qp_cleanup_progress(void *arg)
                                          IBV_EVENT_QP_LAST_WQE_REACHED,
                                          ctx->super.qp_num);
     uct_ib_destroy_qp(ctx->qp);
+    uct_rc_varuna_qp_cleanup_forget(ctx);
     ucs_list_del(&ctx->super.list);
     ucs_free(ctx);
     return 1;
@@ -195,8 +287,9 @@ static void uct_rc_varuna_lane_destroy(uct_rc_varuna_iface_t *iface,
 
     ctx = ucs_malloc(sizeof(*ctx), "rc_varuna_qp_cleanup_ctx");
     ucs_assert_always(ctx != NULL);
-    ctx->qp  = lane->qp;
-    ctx->dev = iface->side[side].separate ? &md->standby_md->dev :
+    ctx->qp   = lane->qp;
+    ctx->side = side;
+    ctx->dev  = iface->side[side].separate ? &md->standby_md->dev :
                                             &md->super.dev;
 
     if (side == UCT_RC_VARUNA_SIDE_PRIMARY) {
@@ -225,6 +318,7 @@ void uct_rc_varuna_iface_qp_cleanup(uct_rc_iface_qp_cleanup_ctx_t *rc_ctx)
             ucs_derived_of(rc_ctx, uct_rc_varuna_qp_cleanup_ctx_t);
 
     uct_ib_destroy_qp(ctx->qp);
+    uct_rc_varuna_qp_cleanup_forget(ctx);
 }
 
 void uct_rc_varuna_iface_cleanup_standby_qps(uct_rc_varuna_iface_t *iface)
@@ -280,33 +374,83 @@ static void uct_rc_varuna_op_complete(uct_rc_varuna_iface_t *iface,
     }
 }
 
+/* Complete one operation in order, returning its work requests and CQ
+ * credits (only what it still holds: a settled one gave them back when its
+ * lane was flushed). */
+static UCS_F_ALWAYS_INLINE unsigned
+uct_rc_varuna_ep_complete_next(uct_rc_varuna_iface_t *iface,
+                               uct_rc_varuna_ep_t *ep)
+{
+    uct_rc_varuna_op_t *op = uct_rc_varuna_ep_op(ep, ++ep->tx.done_sn);
+
+    ucs_trace_poll("rc_varuna ep %p complete sn %" PRIu64 " type %d", ep,
+                   op->sn, op->type);
+    if (ucs_unlikely(op->flags & UCT_RC_VARUNA_OP_FLAG_SETTLED)) {
+        ep->tx.settled--;
+        uct_rc_varuna_op_complete(iface, op, (ucs_status_t)op->status);
+        return 0;
+    }
+
+    uct_rc_varuna_op_complete(iface, op, UCS_OK);
+    return op->num_wr;
+}
+
+/* After the completion of sn: operations a failover settled complete as
+ * soon as everything before them has. */
+static void uct_rc_varuna_ep_complete_more(uct_rc_varuna_iface_t *iface,
+                                           uct_rc_varuna_ep_t *ep)
+{
+    while ((ep->tx.settled > 0) && (ep->tx.done_sn < ep->tx.sn) &&
+           (uct_rc_varuna_ep_op(ep, ep->tx.done_sn + 1)->flags &
+            UCT_RC_VARUNA_OP_FLAG_SETTLED)) {
+        uct_rc_varuna_ep_complete_next(iface, ep);
+    }
+}
+
+static void uct_rc_varuna_ep_completed(uct_rc_varuna_iface_t *iface,
+                                       uct_rc_varuna_ep_t *ep, unsigned freed)
+{
+    ep->tx.last_progress = ucs_get_time();
+    uct_rc_varuna_ep_tx_credits_add(ep, freed);
+    uct_rc_iface_update_reads(&iface->super);
+    uct_rc_iface_add_cq_credits(&iface->super, freed);
+
+    if (ucs_unlikely(ep->fo.state == UCT_RC_VARUNA_FO_REPLAYING) &&
+        (ep->tx.done_sn >= ep->fo.sn_hi)) {
+        uct_rc_varuna_ep_failover_recovered(ep);
+    }
+}
+
 /* Complete every operation up to sn, in order, and return their work
  * requests and CQ credits. */
 void uct_rc_varuna_ep_complete(uct_rc_varuna_ep_t *ep, uint64_t sn)
 {
     uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
-    uct_rc_varuna_op_t *op;
-    unsigned freed = 0;
+    unsigned freed               = 0;
 
     ucs_assertv(sn <= ep->tx.sn, "ep %p sn %" PRIu64 " posted %" PRIu64,
                 ep, sn, ep->tx.sn);
     while (ep->tx.done_sn < sn) {
-        op     = uct_rc_varuna_ep_op(ep, ++ep->tx.done_sn);
-        freed += op->num_wr;
-        ucs_trace_poll("rc_varuna ep %p complete sn %" PRIu64 " type %d", ep,
-                       op->sn, op->type);
-        uct_rc_varuna_op_complete(iface, op, UCS_OK);
+        freed += uct_rc_varuna_ep_complete_next(iface, ep);
     }
+    if (ucs_unlikely(ep->tx.settled > 0)) {
+        uct_rc_varuna_ep_complete_more(iface, ep);
+    }
+    uct_rc_varuna_ep_completed(iface, ep, freed);
+}
 
-    uct_rc_txqp_available_add(&ep->super.txqp, freed);
-    uct_rc_iface_update_reads(&iface->super);
-    uct_rc_iface_add_cq_credits(&iface->super, freed);
+/* Complete what a failover settled at the head of the queue. */
+void uct_rc_varuna_ep_complete_settled(uct_rc_varuna_ep_t *ep)
+{
+    uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
+
+    uct_rc_varuna_ep_complete_more(iface, ep);
+    uct_rc_varuna_ep_completed(iface, ep, 0);
 }
 
 /* Complete everything outstanding with an error status; the work requests
- * come back through the flushes of the QP in error. */
-static void uct_rc_varuna_ep_purge(uct_rc_varuna_ep_t *ep,
-                                   ucs_status_t status)
+ * come back through the flushes of the QPs in error. */
+void uct_rc_varuna_ep_purge(uct_rc_varuna_ep_t *ep, ucs_status_t status)
 {
     uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
     uct_rc_varuna_op_t *op;
@@ -315,49 +459,108 @@ static void uct_rc_varuna_ep_purge(uct_rc_varuna_ep_t *ep,
         op = uct_rc_varuna_ep_op(ep, ++ep->tx.done_sn);
         uct_rc_varuna_op_complete(iface, op, status);
     }
+    ep->tx.settled = 0;
     uct_rc_iface_update_reads(&iface->super);
 }
 
 /*
- * An error completion on a lane. The first carries the cause; every WR
- * posted after the failed one comes back as a flush. Each error CQE gives
- * back one work request and one CQ credit. What completed before the
- * failed request completed silently (RC completes in order), so it
+ * An error completion on a lane. The first one on a lane carries the cause;
+ * every WR posted after the failed one comes back as a flush. Each error
+ * CQE gives back one work request and one CQ credit. What completed before
+ * the failed request completed silently (RC completes in order), so it
  * completes now with success and gives its credits back.
  *
- * Failover is not part of this path yet: the endpoint fails through the
- * normal UCX error path, like rc_verbs.
+ * An error on the active lane starts a failover to the standby
+ * (rc_varuna_failover.c) when there is one; the lane is then drained
+ * here. Without a standby the endpoint fails through UCX's error path,
+ * like rc_verbs.
  */
 void uct_rc_varuna_ep_handle_failure(uct_rc_varuna_ep_t *ep, unsigned lane,
                                      struct ibv_wc *wc, ucs_status_t ep_status)
 {
     uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
-    uint64_t sn                  = wc->wr_id & ~UCT_RC_VARUNA_WRID_OP;
+    uint64_t sn                  = wc->wr_id & UCT_RC_VARUNA_WRID_SN_MASK;
+    int first;
+
+    if ((ep->fo.state == UCT_RC_VARUNA_FO_IDLE) && (lane == ep->active) &&
+        !(ep->super.flags & UCT_RC_EP_FLAG_FLUSH_CANCEL)) {
+        uct_rc_varuna_ep_failover(ep, lane,
+                                  (wc->status == IBV_WC_RETRY_EXC_ERR) ?
+                                  UCT_RC_VARUNA_CAUSE_RETRY_EXC :
+                                  UCT_RC_VARUNA_CAUSE_WC_ERROR);
+        if (ep->fo.state == UCT_RC_VARUNA_FO_FENCING) {
+            ucs_diag("rc_varuna: ep %p lane %u: send completion with error: "
+                     "%s [qpn 0x%x wrid 0x%" PRIx64 " vendor_err 0x%x]", ep,
+                     lane, ibv_wc_status_str(wc->status), wc->qp_num,
+                     wc->wr_id, wc->vendor_err);
+        }
+    }
+
+    if ((ep->fo.state == UCT_RC_VARUNA_FO_FENCING) &&
+        (lane == ep->fo.failed_lane)) {
+        first = !(ep->fo.flags & UCT_RC_VARUNA_FO_FIRST_ERR);
+        ep->fo.flags |= UCT_RC_VARUNA_FO_FIRST_ERR;
+    } else if (ep->fo.state != UCT_RC_VARUNA_FO_DEAD) {
+        /* an error with no failover to make: both lanes are lost */
+        first = 1;
+    } else {
+        first = 0;
+    }
+
+    if (first && !(wc->wr_id & UCT_RC_VARUNA_WRID_OP)) {
+        /* only its log write failed: the operation itself completed, and
+         * this CQE is the last of its work requests */
+        uct_rc_varuna_ep_complete(ep, sn);
+    } else {
+        if (first) {
+            /* the operation's own request failed: what precedes it is
+             * done */
+            uct_rc_varuna_ep_complete(ep, sn - 1);
+        }
+        /* this CQE's own work request and CQ entry */
+        uct_rc_varuna_ep_tx_credits_add(ep, 1);
+        uct_rc_iface_add_cq_credits(&iface->super, 1);
+    }
+    /* resources came back: what the user left pending (say, a flush after
+     * a cancelling one) may go now */
+    ucs_arbiter_group_schedule(&iface->super.tx.arbiter, &ep->super.arb_group);
+
+    if (first && (ep->fo.state != UCT_RC_VARUNA_FO_FENCING)) {
+        if ((ep_status == UCS_ERR_CANCELED) &&
+            !(ep->super.flags & UCT_RC_EP_FLAG_FLUSH_CANCEL)) {
+            /* flushed because we fenced the lane for a failure (its port
+             * went down, the watchdog fired) with no lane left: the peer
+             * is out of reach */
+            ep_status = UCS_ERR_ENDPOINT_TIMEOUT;
+        }
+        uct_rc_varuna_ep_fail(ep, ep_status);
+    }
+}
+
+/* Both lanes are lost (or there never was a standby, or the user cancelled
+ * everything): complete what is outstanding with the error and report the
+ * endpoint to UCX's error path once (DESIGN.md guarantee G5). */
+void uct_rc_varuna_ep_fail(uct_rc_varuna_ep_t *ep, ucs_status_t ep_status)
+{
+    uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
     ucs_log_level_t log_lvl;
     ucs_status_t status;
+    unsigned side;
 
-    if (ep->lane[lane].state == UCT_RC_VARUNA_LANE_FAILED) {
-        /* a flush of a request posted after the failed one */
-        uct_rc_txqp_available_add(&ep->super.txqp, 1);
-        uct_rc_iface_add_cq_credits(&iface->super, 1);
-        return;
-    }
-    ep->lane[lane].state = UCT_RC_VARUNA_LANE_FAILED;
-
-    if (wc->wr_id & UCT_RC_VARUNA_WRID_OP) {
-        /* the operation's own request failed: what precedes it is done */
-        uct_rc_varuna_ep_complete(ep, sn - 1);
-        uct_rc_txqp_available_add(&ep->super.txqp, 1);
-        uct_rc_iface_add_cq_credits(&iface->super, 1);
-    } else {
-        /* only its log write failed: the operation itself completed; this
-         * CQE is the last of its two credits */
-        uct_rc_varuna_ep_complete(ep, sn);
+    uct_rc_varuna_ep_failover_cleanup(ep);
+    ep->fo.state = UCT_RC_VARUNA_FO_DEAD;
+    for (side = 0; side < UCT_RC_VARUNA_NUM_SIDES; side++) {
+        if ((ep->lane[side].qp != NULL) &&
+            (ep->lane[side].state != UCT_RC_VARUNA_LANE_FAILED)) {
+            uct_ib_modify_qp(ep->lane[side].qp, IBV_QPS_ERR);
+            ep->lane[side].state = UCT_RC_VARUNA_LANE_FAILED;
+        }
     }
 
     uct_rc_varuna_ep_purge(ep, ep_status);
     ucs_arbiter_group_purge(&iface->super.tx.arbiter, &ep->super.arb_group,
                             uct_rc_ep_arbiter_purge_internal_cb, NULL);
+    ucs_arbiter_group_schedule(&iface->super.tx.arbiter, &ep->super.arb_group);
 
     if (ep->super.flags & (UCT_RC_EP_FLAG_ERR_HANDLER_INVOKED |
                            UCT_RC_EP_FLAG_FLUSH_CANCEL)) {
@@ -371,21 +574,27 @@ void uct_rc_varuna_ep_handle_failure(uct_rc_varuna_ep_t *ep, unsigned lane,
                                       &ep->super.super.super, ep_status);
     log_lvl = uct_base_iface_failure_log_level(&iface->super.super.super,
                                                status, ep_status);
-    ucs_log(log_lvl, "rc_varuna: send completion with error: %s "
-            "[qpn 0x%x wrid 0x%" PRIx64 " vendor_err 0x%x]",
-            ibv_wc_status_str(wc->status), wc->qp_num, wc->wr_id,
-            wc->vendor_err);
+    ucs_log(log_lvl, "rc_varuna: ep %p: %s, no path left to the peer "
+            "(qpn 0x%x%s)", ep, ucs_status_string(ep_status),
+            ep->lane[0].qp ? ep->lane[0].qp->qp_num : 0,
+            ep->has_standby ? "" : ", no standby");
 }
 
-/* Has the peer's SEND with this sequence number been delivered already?
- * (A SEND resent after failover that had executed.) */
-int uct_rc_varuna_ep_am_is_dup(uct_rc_varuna_ep_t *ep, uint32_t sn32)
+/* Pending requests: while a failover holds new operations back, the
+ * endpoint has no send resources, so a request is always queued (rc/base
+ * would ask the caller to retry). */
+ucs_status_t uct_rc_varuna_ep_pending_add(uct_ep_h tl_ep,
+                                          uct_pending_req_t *req,
+                                          unsigned flags)
 {
-    if ((int32_t)(sn32 - ep->rx.am_sn) <= 0) {
-        return 1;
+    uct_rc_varuna_ep_t *ep = ucs_derived_of(tl_ep, uct_rc_varuna_ep_t);
+
+    if (ucs_unlikely(ep->fo.flags & UCT_RC_VARUNA_FO_BLOCKED)) {
+        uct_pending_req_arb_group_push(&ep->super.arb_group, req);
+        UCT_TL_EP_STAT_PEND(&ep->super.super);
+        return UCS_OK;
     }
-    ep->rx.am_sn = sn32;
-    return 0;
+    return uct_rc_ep_pending_add(tl_ep, req, flags);
 }
 
 
@@ -894,6 +1103,11 @@ ucs_status_t uct_rc_varuna_ep_flush(uct_ep_h tl_ep, unsigned flags,
         !(ep->super.flags & UCT_RC_EP_FLAG_FLUSH_CANCEL)) {
         /* the QPs' flushes complete everything, a flush request included */
         ep->super.flags |= UCT_RC_EP_FLAG_FLUSH_CANCEL;
+        if (ep->fo.state != UCT_RC_VARUNA_FO_IDLE) {
+            /* a failover in progress has nothing left to recover */
+            uct_rc_varuna_ep_fail(ep, UCS_ERR_CANCELED);
+            return UCS_OK;
+        }
         for (side = 0; side < UCT_RC_VARUNA_NUM_SIDES; side++) {
             if (ep->lane[side].qp != NULL) {
                 uct_ib_modify_qp(ep->lane[side].qp, IBV_QPS_ERR);
@@ -933,6 +1147,9 @@ void uct_rc_varuna_ep_post_check(uct_ep_h tl_ep)
                                                   uct_rc_varuna_iface_t);
     uct_rc_varuna_ep_t *ep       = ucs_derived_of(tl_ep, uct_rc_varuna_ep_t);
 
+    if (uct_rc_varuna_ep_check_res(iface, ep) != UCS_OK) {
+        return; /* operations in flight will show a dead peer anyway */
+    }
     uct_rc_varuna_ep_post_empty(iface, ep, UCT_RC_VARUNA_OP_CHECK, NULL);
 }
 
@@ -1035,6 +1252,7 @@ ucs_status_t uct_rc_varuna_ep_connect_to_ep(uct_ep_h tl_ep,
     const uct_rc_varuna_ep_addr_t *a = (const uct_rc_varuna_ep_addr_t*)ep_addr;
     uct_rc_varuna_lane_t *standby    = &ep->lane[UCT_RC_VARUNA_SIDE_STANDBY];
     struct ibv_ah_attr ah_attr;
+    uint16_t ah_attr_primary_dlid;
     enum ibv_mtu path_mtu;
     ucs_status_t status;
     unsigned side;
@@ -1043,8 +1261,7 @@ ucs_status_t uct_rc_varuna_ep_connect_to_ep(uct_ep_h tl_ep,
                                         (const uct_ib_address_t*)dev_addr,
                                         ep->super.path_index, &ah_attr,
                                         &path_mtu);
-    status = uct_rc_varuna_lane_connect(iface,
-                                        &ep->lane[UCT_RC_VARUNA_SIDE_PRIMARY],
+    status = uct_rc_varuna_lane_connect(iface, ep, UCT_RC_VARUNA_SIDE_PRIMARY,
                                         uct_ib_unpack_uint24(a->qp_num[0]),
                                         uct_ib_unpack_uint24(a->sq_psn[0]),
                                         &ah_attr, path_mtu);
@@ -1052,6 +1269,8 @@ ucs_status_t uct_rc_varuna_ep_connect_to_ep(uct_ep_h tl_ep,
         return status;
     }
     ep->lane[UCT_RC_VARUNA_SIDE_PRIMARY].state = UCT_RC_VARUNA_LANE_ACTIVE;
+    ah_attr_primary_dlid = ah_attr.dlid;
+    iface->fo.qp_connected++;
 
     ep->peer_log.addr = a->log_addr;
     for (side = 0; side < UCT_RC_VARUNA_NUM_SIDES; side++) {
@@ -1061,7 +1280,8 @@ ucs_status_t uct_rc_varuna_ep_connect_to_ep(uct_ep_h tl_ep,
     if ((standby->qp != NULL) &&
         (a->flags & UCT_RC_VARUNA_EP_ADDR_FLAG_STANDBY)) {
         uct_rc_varuna_standby_ah(iface, ep, a, &ah_attr);
-        status = uct_rc_varuna_lane_connect(iface, standby,
+        status = uct_rc_varuna_lane_connect(iface, ep,
+                                            UCT_RC_VARUNA_SIDE_STANDBY,
                                             uct_ib_unpack_uint24(a->qp_num[1]),
                                             uct_ib_unpack_uint24(a->sq_psn[1]),
                                             &ah_attr, path_mtu);
@@ -1070,10 +1290,18 @@ ucs_status_t uct_rc_varuna_ep_connect_to_ep(uct_ep_h tl_ep,
         }
         standby->state   = UCT_RC_VARUNA_LANE_STANDBY;
         ep->has_standby  = 1;
+        iface->fo.qp_connected++;
     } else if (standby->qp != NULL) {
         ucs_diag("rc_varuna: ep %p: the peer has no standby lane, failover "
                  "is off for this endpoint", ep);
     }
+
+    /* one side of the pair starts re-protection, so the two never race:
+     * the one whose primary (port, QP) address is the smaller */
+    ep->fo.initiator = (iface->side[0].lid < ah_attr_primary_dlid) ||
+                       ((iface->side[0].lid == ah_attr_primary_dlid) &&
+                        (ep->lane[0].qp->qp_num <
+                         uct_ib_unpack_uint24(a->qp_num[0])));
 
     ep->active       = UCT_RC_VARUNA_SIDE_PRIMARY;
     ep->super.flags |= UCT_RC_EP_FLAG_CONNECTED;
@@ -1093,6 +1321,7 @@ ucs_status_t uct_rc_varuna_ep_invalidate(uct_ep_h tl_ep, unsigned flags)
         }
     }
     ep->has_standby = 0;
+    ep->lane[UCT_RC_VARUNA_SIDE_STANDBY].state = UCT_RC_VARUNA_LANE_FAILED;
     return UCS_OK;
 }
 
@@ -1132,13 +1361,16 @@ UCS_CLASS_INIT_FUNC(uct_rc_varuna_ep_t, const uct_ep_params_t *params)
 
     /* the class allocator does not zero: every field starts here */
     memset(self->lane, 0, sizeof(self->lane));
-    self->active       = UCT_RC_VARUNA_SIDE_PRIMARY;
-    self->has_standby  = 0;
-    self->tx.sn        = 0;
-    self->tx.done_sn   = 0;
-    self->rx.am_sn     = 0;
-    self->peer_log.addr = 0;
-    memset(self->peer_log.rkey, 0, sizeof(self->peer_log.rkey));
+    memset(&self->tx, 0, sizeof(self->tx));
+    memset(&self->fo, 0, sizeof(self->fo));
+    memset(&self->peer_log, 0, sizeof(self->peer_log));
+    self->active        = UCT_RC_VARUNA_SIDE_PRIMARY;
+    self->has_standby   = 0;
+    self->rx.am_seq     = 0;
+    ucs_list_head_init(&self->rx.held);
+    self->fo.state      = UCT_RC_VARUNA_FO_IDLE;
+    ucs_list_head_init(&self->fo.list);
+    ucs_list_head_init(&self->fo.rp_list);
     self->tx.ring_mask = ucs_roundup_pow2(iface->config.tx_max_wr) - 1;
     self->tx.ring      = ucs_calloc(self->tx.ring_mask + 1,
                                     iface->config.op_size, "rc_varuna_ops");
@@ -1188,9 +1420,15 @@ err:
 UCS_CLASS_CLEANUP_FUNC(uct_rc_varuna_ep_t)
 {
     uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(self);
-    uint16_t outstanding         = iface->config.tx_max_wr -
-                                   uct_rc_txqp_available(&self->super.txqp);
+    uint16_t outstanding;
 
+    /* gives back held credits; control requests still posted hold CQ
+     * entries too */
+    uct_rc_varuna_ep_failover_cleanup(self);
+    outstanding = iface->config.tx_max_wr -
+                  uct_rc_txqp_available(&self->super.txqp) +
+                  self->fo.ctrl_inflight[0] + self->fo.ctrl_inflight[1];
+    uct_rc_varuna_ep_rx_held_release(self);
     uct_rc_varuna_ep_purge(self, UCS_ERR_CANCELED);
     /* the primary lane's cleanup returns the CQ credits of everything
      * still posted on either lane: those CQEs vanish with the QPs */

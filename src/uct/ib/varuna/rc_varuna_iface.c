@@ -28,7 +28,9 @@ static const char *uct_rc_varuna_recovery_names[] = {
 };
 
 static ucs_config_field_t uct_rc_varuna_iface_config_table[] = {
-    {"RC_", "", NULL,
+    /* Detection in milliseconds, not UCX's seconds (DESIGN.md section 5.1):
+     * a request unacknowledged for 8 ms is retried, five times. */
+    {"RC_", "RC_TIMEOUT=8ms;RC_RETRY_COUNT=5", NULL,
      ucs_offsetof(uct_rc_varuna_iface_config_t, super),
      UCS_CONFIG_TYPE_TABLE(uct_rc_iface_config_table)},
 
@@ -55,6 +57,33 @@ static ucs_config_field_t uct_rc_varuna_iface_config_table[] = {
      "           operation twice",
      ucs_offsetof(uct_rc_varuna_iface_config_t, recovery),
      UCS_CONFIG_TYPE_ENUM(uct_rc_varuna_recovery_names)},
+
+    {"WATCHDOG", "250ms",
+     "Fail over when operations are outstanding on the active lane and none\n"
+     "has completed for this long (a link can die without any error\n"
+     "completion, see DESIGN.md section 5.1). 0 turns the watchdog off.",
+     ucs_offsetof(uct_rc_varuna_iface_config_t, watchdog),
+     UCS_CONFIG_TYPE_TIME_UNITS},
+
+    {"PEER_TIMEOUT", "inf",
+     "How long a failover waits for the peer's answer (its expected PSN) when\n"
+     "an operation cannot be decided without it. 'inf' waits: exactly once.\n"
+     "After a finite timeout the undecided operation completes with\n"
+     "UCS_ERR_TIMED_OUT and is never resent.",
+     ucs_offsetof(uct_rc_varuna_iface_config_t, peer_timeout),
+     UCS_CONFIG_TYPE_TIME_UNITS},
+
+    {"REPROTECT_INTERVAL", "20ms",
+     "How often a failed lane whose port is up again is reconnected as the\n"
+     "new standby, off the critical path.",
+     ucs_offsetof(uct_rc_varuna_iface_config_t, reprotect_interval),
+     UCS_CONFIG_TYPE_TIME},
+
+    {"REPORT", "",
+     "Append one JSON line per failover event to this file (empty: only\n"
+     "the log line at info level).",
+     ucs_offsetof(uct_rc_varuna_iface_config_t, report),
+     UCS_CONFIG_TYPE_STRING},
 
     {"STANDBY_RX_QUEUE_LEN", "256",
      "Receive buffers posted on the shared receive queue of a standby device\n"
@@ -201,33 +230,23 @@ static void uct_rc_varuna_iface_refill(uct_rc_varuna_iface_t *iface, int fill)
     }
 }
 
-static UCS_F_ALWAYS_INLINE void
-uct_rc_varuna_iface_handle_am(uct_rc_varuna_iface_t *iface, unsigned side,
-                              struct ibv_wc *wc, uct_rc_hdr_t *hdr,
-                              uct_ib_iface_recv_desc_t *desc)
+/* Hand an active message (or an FC message) to UCX. */
+static void uct_rc_varuna_iface_deliver_am(uct_rc_varuna_iface_t *iface,
+                                           uct_rc_varuna_ep_t *ep,
+                                           uct_rc_hdr_t *hdr, unsigned length,
+                                           void *desc, uint32_t imm_data,
+                                           uint16_t slid, uint32_t qp_num)
 {
-    unsigned length = wc->byte_len - sizeof(*hdr);
-    uct_rc_varuna_ep_t *ep;
     ucs_status_t status;
-    uint32_t qp_num;
     void *udesc;
-
-    ep = uct_rc_varuna_iface_lookup_ep(iface, side, wc->qp_num);
-    if ((ep != NULL) && (wc->wc_flags & IBV_WC_WITH_IMM) &&
-        uct_rc_varuna_ep_am_is_dup(ep, be32toh(wc->imm_data))) {
-        /* a SEND the failover resent, which had arrived (section 5.3) */
-        ucs_debug("rc_varuna: ep %p drops duplicate sn 0x%x", ep,
-                  be32toh(wc->imm_data));
-        ucs_mpool_put_inline(desc);
-        return;
-    }
 
     if (ucs_unlikely(hdr->am_id & UCT_RC_EP_FC_MASK)) {
         /* rc/base finds the endpoint by its primary QP */
-        qp_num = ((ep != NULL) && (ep->lane[0].qp != NULL)) ?
-                 ep->lane[0].qp->qp_num : wc->qp_num;
+        if ((ep != NULL) && (ep->lane[0].qp != NULL)) {
+            qp_num = ep->lane[0].qp->qp_num;
+        }
         status = uct_rc_iface_fc_handler(&iface->super, qp_num, hdr, length,
-                                         wc->imm_data, wc->slid,
+                                         imm_data, slid,
                                          UCT_CB_PARAM_FLAG_DESC);
     } else {
         status = uct_iface_invoke_am(&iface->super.super.super, hdr->am_id,
@@ -240,6 +259,126 @@ uct_rc_varuna_iface_handle_am(uct_rc_varuna_iface_t *iface, unsigned side,
         udesc = (char*)desc + iface->super.super.config.rx_headroom_offset;
         uct_recv_desc(udesc) = &iface->super.super.release_desc;
     }
+}
+
+/* Messages that arrived ahead of their turn go out once it has come. */
+static void uct_rc_varuna_iface_deliver_held(uct_rc_varuna_iface_t *iface,
+                                             uct_rc_varuna_ep_t *ep)
+{
+    uct_rc_varuna_rx_held_t *held;
+
+    while (!ucs_list_is_empty(&ep->rx.held)) {
+        held = ucs_list_head(&ep->rx.held, uct_rc_varuna_rx_held_t, list);
+        if (held->am_seq != (uint32_t)(ep->rx.am_seq + 1)) {
+            break;
+        }
+        ucs_list_del(&held->list);
+        ep->rx.am_seq = held->am_seq;
+        uct_rc_varuna_iface_deliver_am(iface, ep, held->hdr, held->length,
+                                       held->desc, held->imm_data,
+                                       held->slid, 0);
+        ucs_free(held);
+    }
+}
+
+/* Keep a message that overtook an older one (the older is still in the
+ * receive queue of the lane it came on), in sequence order. */
+static void uct_rc_varuna_iface_hold_am(uct_rc_varuna_ep_t *ep,
+                                        uint32_t am_seq, uct_rc_hdr_t *hdr,
+                                        unsigned length, void *desc,
+                                        struct ibv_wc *wc)
+{
+    uct_rc_varuna_rx_held_t *held, *next;
+
+    held = ucs_malloc(sizeof(*held), "rc_varuna_rx_held");
+    ucs_assert_always(held != NULL);
+    held->am_seq   = am_seq;
+    held->length   = length;
+    held->hdr      = hdr;
+    held->desc     = desc;
+    held->imm_data = wc->imm_data;
+    held->slid     = wc->slid;
+
+    ucs_list_for_each(next, &ep->rx.held, list) {
+        if ((int32_t)(am_seq - next->am_seq) < 0) {
+            ucs_list_insert_before(&next->list, &held->list);
+            return;
+        }
+    }
+    ucs_list_add_tail(&ep->rx.held, &held->list);
+}
+
+void uct_rc_varuna_ep_rx_held_release(uct_rc_varuna_ep_t *ep)
+{
+    uct_rc_varuna_rx_held_t *held, *tmp;
+
+    ucs_list_for_each_safe(held, tmp, &ep->rx.held, list) {
+        ucs_list_del(&held->list);
+        ucs_mpool_put_inline(held->desc);
+        ucs_free(held);
+    }
+}
+
+/*
+ * A received SEND. An active message carries its place in the sender's
+ * order as immediate data (section 5.3, guarantee G6): across a failover
+ * it may come again (it had arrived, its log write had not) and is
+ * dropped, or come on the new lane before an older one waiting in the old
+ * lane's receive queue, and waits for it. Control messages of the
+ * failover carry no immediate data.
+ */
+static UCS_F_ALWAYS_INLINE void
+uct_rc_varuna_iface_handle_am(uct_rc_varuna_iface_t *iface, unsigned side,
+                              struct ibv_wc *wc, uct_rc_hdr_t *hdr,
+                              uct_ib_iface_recv_desc_t *desc)
+{
+    unsigned length = wc->byte_len - sizeof(*hdr);
+    uct_rc_varuna_ep_t *ep;
+    unsigned lane;
+    uint32_t seq;
+    int32_t ahead;
+
+    ep = uct_rc_varuna_iface_lookup_ep(iface, side, wc->qp_num);
+
+    if (ucs_unlikely(hdr->am_id == UCT_RC_VARUNA_CTRL_AM_ID)) {
+        if (ep != NULL) {
+            lane = ((ep->lane[0].qp != NULL) &&
+                    (ep->lane[0].qp->qp_num == wc->qp_num)) ? 0 : 1;
+            uct_rc_varuna_ep_ctrl_recv(ep, lane,
+                                       (uct_rc_varuna_ctrl_msg_t*)hdr,
+                                       wc->byte_len);
+        }
+        ucs_mpool_put_inline(desc);
+        return;
+    }
+
+    if ((ep != NULL) && (wc->wc_flags & IBV_WC_WITH_IMM) &&
+        (iface->config.recovery == UCT_RC_VARUNA_RECOVERY_VARUNA)) {
+        seq   = be32toh(wc->imm_data);
+        ahead = (int32_t)(seq - (uint32_t)(ep->rx.am_seq + 1));
+        if (ucs_unlikely(ahead != 0)) {
+            if (ahead < 0) {
+                ucs_debug("rc_varuna: ep %p drops duplicate message %u", ep,
+                          seq);
+                ucs_mpool_put_inline(desc);
+            } else {
+                ucs_debug("rc_varuna: ep %p holds message %u until %u", ep,
+                          seq, ep->rx.am_seq + 1);
+                uct_rc_varuna_iface_hold_am(ep, seq, hdr, length, desc, wc);
+            }
+            return;
+        }
+        ep->rx.am_seq = seq;
+        uct_rc_varuna_iface_deliver_am(iface, ep, hdr, length, desc,
+                                       wc->imm_data, wc->slid, wc->qp_num);
+        if (ucs_unlikely(!ucs_list_is_empty(&ep->rx.held))) {
+            uct_rc_varuna_iface_deliver_held(iface, ep);
+        }
+        return;
+    }
+
+    uct_rc_varuna_iface_deliver_am(iface, ep, hdr, length, desc, wc->imm_data,
+                                   wc->slid, wc->qp_num);
 }
 
 static unsigned uct_rc_varuna_iface_poll_rx(uct_rc_varuna_iface_t *iface,
@@ -335,6 +474,11 @@ static unsigned uct_rc_varuna_iface_poll_tx(uct_rc_varuna_iface_t *iface,
         lane = ((ep->lane[0].qp != NULL) &&
                 (ep->lane[0].qp->qp_num == wc[i].qp_num)) ? 0 : 1;
 
+        if (ucs_unlikely(wc[i].wr_id & UCT_RC_VARUNA_WRID_CTRL)) {
+            uct_rc_varuna_ep_ctrl_completion(ep, lane, &wc[i]);
+            continue;
+        }
+
         if (ucs_unlikely(wc[i].status != IBV_WC_SUCCESS)) {
             uct_rc_varuna_ep_handle_failure(ep, lane, &wc[i],
                                             uct_rc_varuna_wc_to_ucs_status(
@@ -344,7 +488,8 @@ static unsigned uct_rc_varuna_iface_poll_tx(uct_rc_varuna_iface_t *iface,
 
         ucs_trace_poll("rc_varuna iface %p tx_wc wrid 0x%" PRIx64 " ep %p "
                        "qpn 0x%x", iface, wc[i].wr_id, ep, wc[i].qp_num);
-        uct_rc_varuna_ep_complete(ep, wc[i].wr_id & ~UCT_RC_VARUNA_WRID_OP);
+        uct_rc_varuna_ep_complete(ep, wc[i].wr_id &
+                                      UCT_RC_VARUNA_WRID_SN_MASK);
         ucs_arbiter_group_schedule(&iface->super.tx.arbiter,
                                    &ep->super.arb_group);
     }
@@ -368,13 +513,22 @@ static unsigned uct_rc_varuna_iface_progress(void *arg)
     if (count > 0) {
         uct_rc_varuna_iface_refill(iface, 0);
     }
-    if (!uct_rc_iface_poll_tx(&iface->super, count)) {
+    if (!uct_rc_iface_poll_tx(&iface->super, count) &&
+        ucs_likely(ucs_list_is_empty(&iface->fo.active))) {
         return count;
     }
 
     count += uct_rc_varuna_iface_poll_tx(iface, UCT_RC_VARUNA_SIDE_PRIMARY);
     if (separate) {
         count += uct_rc_varuna_iface_poll_tx(iface, UCT_RC_VARUNA_SIDE_STANDBY);
+    }
+
+    /* port events, failovers under way, the watchdog, re-protection */
+    if (ucs_unlikely(!ucs_list_is_empty(&iface->fo.active) ||
+                     (iface->fo.port_events !=
+                      uct_rc_varuna_iface_md(iface)->port_events) ||
+                     (ucs_get_time() >= iface->fo.next_check))) {
+        count += uct_rc_varuna_iface_failover_check(iface);
     }
     return count;
 }
@@ -540,6 +694,7 @@ uct_rc_varuna_iface_init_standby_device(uct_rc_varuna_iface_t *iface,
     }
 
     sb->rx_quota  = ucs_min(config->standby_rx_len, ib_config->rx.queue_len);
+    sb->rx_max    = ib_config->rx.queue_len;
     sb->rx_posted = 0;
     return UCS_OK;
 
@@ -697,6 +852,10 @@ static UCS_CLASS_INIT_FUNC(uct_rc_varuna_iface_t, uct_md_h tl_md,
     kh_init_inplace(uct_rc_varuna_qp, &self->standby_qps);
     ucs_list_head_init(&self->log_chunks);
     ucs_list_head_init(&self->standby_gc_list);
+    memset(&self->fo, 0, sizeof(self->fo));
+    ucs_list_head_init(&self->fo.active);
+    ucs_list_head_init(&self->fo.reprotect);
+    self->fo.next_check = UCS_TIME_INFINITY;
 
     self->config.tx_max_wr           = self->super.config.tx_qp_len;
     self->config.log_enable          = config->log_enable;
@@ -758,7 +917,15 @@ static UCS_CLASS_INIT_FUNC(uct_rc_varuna_iface_t, uct_md_h tl_md,
         goto err_cleanup_short_mp;
     }
 
+    status = uct_rc_varuna_iface_failover_init(self, config);
+    if (status != UCS_OK) {
+        goto err_cleanup_sides;
+    }
+
     return UCS_OK;
+
+err_cleanup_sides:
+    uct_rc_varuna_iface_cleanup_standby(self);
 
 err_cleanup_short_mp:
     ucs_mpool_cleanup(&self->short_desc_mp, 1);
@@ -775,6 +942,7 @@ static UCS_CLASS_CLEANUP_FUNC(uct_rc_varuna_iface_t)
                                     UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
     uct_rc_iface_cleanup_qps(&self->super);
     uct_rc_varuna_iface_cleanup_standby_qps(self);
+    uct_rc_varuna_iface_failover_cleanup(self);
     uct_rc_varuna_iface_cleanup_standby(self);
     uct_rc_varuna_log_cleanup(self);
     ucs_mpool_cleanup(&self->short_desc_mp, 1);
@@ -807,7 +975,7 @@ static uct_iface_ops_t uct_rc_varuna_iface_tl_ops = {
                                         ucs_empty_function_return_unsupported,
     .ep_atomic32_fetch        = (uct_ep_atomic32_fetch_func_t)
                                         ucs_empty_function_return_unsupported,
-    .ep_pending_add           = uct_rc_ep_pending_add,
+    .ep_pending_add           = uct_rc_varuna_ep_pending_add,
     .ep_pending_purge         = uct_rc_ep_pending_purge,
     .ep_flush                 = uct_rc_varuna_ep_flush,
     .ep_fence                 = uct_rc_varuna_ep_fence,

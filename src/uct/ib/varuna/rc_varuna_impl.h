@@ -18,6 +18,12 @@ uct_rc_varuna_ep_iface(uct_rc_varuna_ep_t *ep)
     return ucs_derived_of(ep->super.super.super.iface, uct_rc_varuna_iface_t);
 }
 
+static UCS_F_ALWAYS_INLINE uct_rc_varuna_md_t *
+uct_rc_varuna_iface_md(uct_rc_varuna_iface_t *iface)
+{
+    return ucs_derived_of(iface->super.super.super.md, uct_rc_varuna_md_t);
+}
+
 /* The inline payload of a record sits after its gather list. */
 static UCS_F_ALWAYS_INLINE void *
 uct_rc_varuna_op_inl(uct_rc_varuna_iface_t *iface, uct_rc_varuna_op_t *op)
@@ -29,6 +35,18 @@ static UCS_F_ALWAYS_INLINE void *
 uct_rc_varuna_desc_data(uct_rc_varuna_desc_t *desc)
 {
     return desc + 1;
+}
+
+/* Send credits come back to the endpoint, unless a failover holds new
+ * operations back: then they wait until it has resent what was lost. */
+static UCS_F_ALWAYS_INLINE void
+uct_rc_varuna_ep_tx_credits_add(uct_rc_varuna_ep_t *ep, unsigned count)
+{
+    if (ucs_unlikely(ep->fo.flags & UCT_RC_VARUNA_FO_BLOCKED)) {
+        ep->fo.parked += count;
+    } else {
+        uct_rc_txqp_available_add(&ep->super.txqp, count);
+    }
 }
 
 /* Work requests an operation takes: itself, and its log write. */
@@ -130,6 +148,7 @@ uct_rc_varuna_ep_op_start(uct_rc_varuna_ep_t *ep, uct_rc_varuna_op_type_t type,
     op->sn         = ep->tx.sn + 1;
     op->type       = type;
     op->ib_opcode  = ib_opcode;
+    op->flags      = 0;
     op->num_sge    = 0;
     op->send_flags = 0;
     op->length     = 0;
@@ -209,8 +228,9 @@ uct_rc_varuna_op_fill_wr(uct_rc_varuna_iface_t *iface, uct_rc_varuna_ep_t *ep,
         wr->wr.atomic.swap        = op->swap;
         break;
     case IBV_WR_SEND_WITH_IMM:
-        /* the receiver drops a SEND it already delivered (section 5.3) */
-        wr->imm_data = htobe32((uint32_t)op->sn);
+        /* the receiver delivers SENDs in this order, whichever lane they
+         * come on, and drops one it already delivered (section 5.3) */
+        wr->imm_data = htobe32(op->am_seq);
         break;
     default:
         wr->wr.rdma.remote_addr = op->remote_addr;
@@ -230,7 +250,7 @@ uct_rc_varuna_op_fill_wr(uct_rc_varuna_iface_t *iface, uct_rc_varuna_ep_t *ep,
 static UCS_F_ALWAYS_INLINE void
 uct_rc_varuna_ep_post_op(uct_rc_varuna_iface_t *iface, uct_rc_varuna_ep_t *ep,
                          uct_rc_varuna_op_t *op, unsigned lane_index,
-                         int signal)
+                         int signal, int with_log)
 {
     uct_rc_varuna_lane_t *lane = &ep->lane[lane_index];
     struct ibv_sge sge[UCT_IB_MAX_IOV + 1], log_sge;
@@ -238,7 +258,10 @@ uct_rc_varuna_ep_post_op(uct_rc_varuna_iface_t *iface, uct_rc_varuna_ep_t *ep,
     uint32_t npsn;
     int ret;
 
-    ucs_assertv(lane->qp->state == IBV_QPS_RTS, "QP 0x%x state is %d",
+    /* a QP in error still takes requests and flushes them (a cancelling
+     * flush posts its request after moving the QPs to error) */
+    ucs_assertv((lane->qp->state == IBV_QPS_RTS) ||
+                (lane->qp->state == IBV_QPS_ERR), "QP 0x%x state is %d",
                 lane->qp->qp_num, lane->qp->state);
 
     uct_rc_varuna_op_fill_wr(iface, ep, op, lane_index, &wr[0], sge);
@@ -251,9 +274,16 @@ uct_rc_varuna_ep_post_op(uct_rc_varuna_iface_t *iface, uct_rc_varuna_ep_t *ep,
 
     signal = signal ||
              uct_rc_iface_tx_moderation(&iface->super, &ep->super.txqp, 1);
+    if (signal) {
+        if (ep->tx.done_sn >= ep->tx.sig_sn) {
+            /* the watchdog counts from the first completion awaited */
+            ep->tx.last_progress = ucs_get_time();
+        }
+        ep->tx.sig_sn = op->sn;
+    }
 
     wr[0].wr_id = op->sn | UCT_RC_VARUNA_WRID_OP;
-    if (iface->config.log_enable) {
+    if (with_log) {
         log_sge.addr              = (uintptr_t)&op->sn;
         log_sge.length            = sizeof(op->sn);
         log_sge.lkey              = 0;
@@ -291,7 +321,12 @@ static UCS_F_ALWAYS_INLINE void
 uct_rc_varuna_ep_post_new(uct_rc_varuna_iface_t *iface, uct_rc_varuna_ep_t *ep,
                           uct_rc_varuna_op_t *op, int signal)
 {
-    uct_rc_varuna_ep_post_op(iface, ep, op, ep->active, signal);
+    if (op->ib_opcode == IBV_WR_SEND_WITH_IMM) {
+        /* numbered when it surely goes out: a gap would stall the peer */
+        op->am_seq = ++ep->tx.am_seq;
+    }
+    uct_rc_varuna_ep_post_op(iface, ep, op, ep->active, signal,
+                             iface->config.log_enable);
     ep->tx.sn = op->sn;
 }
 

@@ -11,7 +11,10 @@
 #include "rc_varuna.h"
 
 #include <uct/base/uct_md.h>
+#include <ucs/async/async.h>
+#include <ucs/arch/atomic.h>
 #include <ucs/debug/log.h>
+#include <ucs/sys/sys.h>
 #include <ucs/sys/string.h>
 #include <string.h>
 
@@ -371,9 +374,230 @@ static ucs_status_t uct_rc_varuna_rkey_unpack(uct_component_t *component,
     return UCS_OK;
 }
 
+/* ------------------------------------------------------------------------
+ * Port events (DESIGN.md section 5.1): IBV_EVENT_PORT_ERR on the active
+ * lane's port is the fastest failure detector, IBV_EVENT_PORT_ACTIVE starts
+ * re-protection. UCX's device handler only logs port events, so rc_varuna
+ * reads each device's async events itself: port events update the port
+ * state here, which every interface's progress compares with what it last
+ * saw; everything else goes on to UCX's handling (the QP events UCX waits
+ * for, such as LAST_WQE_REACHED, included).
+ * ------------------------------------------------------------------------ */
+
+static uint64_t uct_rc_varuna_md_lwr_key(uct_rc_varuna_md_t *md,
+                                         unsigned side, uint32_t qp_num)
+{
+    unsigned index = ((side == UCT_RC_VARUNA_SIDE_STANDBY) &&
+                      (md->standby_md != NULL)) ? 1 : 0;
+
+    return ((uint64_t)index << 32) | qp_num;
+}
+
+/* side: the index of md->events (the device), here only */
+static void uct_rc_varuna_md_last_wqe_add(uct_rc_varuna_md_t *md,
+                                          unsigned index, uint32_t qp_num)
+{
+    uint64_t key = ((uint64_t)index << 32) | qp_num;
+    khiter_t iter;
+    int ret;
+
+    ucs_spin_lock(&md->lwr_lock);
+    iter = kh_put(uct_rc_varuna_lwr, &md->lwr, key, &ret);
+    if (ret != UCS_KH_PUT_FAILED) {
+        if (ret != UCS_KH_PUT_KEY_PRESENT) {
+            kh_value(&md->lwr, iter) = 0;
+        }
+        kh_value(&md->lwr, iter)++;
+    }
+    ucs_spin_unlock(&md->lwr_lock);
+}
+
+uint32_t uct_rc_varuna_md_last_wqe_count(uct_rc_varuna_md_t *md, unsigned side,
+                                         uint32_t qp_num)
+{
+    uint64_t key   = uct_rc_varuna_md_lwr_key(md, side, qp_num);
+    uint32_t count = 0;
+    khiter_t iter;
+
+    ucs_spin_lock(&md->lwr_lock);
+    iter = kh_get(uct_rc_varuna_lwr, &md->lwr, key);
+    if (iter != kh_end(&md->lwr)) {
+        count = kh_value(&md->lwr, iter);
+    }
+    ucs_spin_unlock(&md->lwr_lock);
+    return count;
+}
+
+void uct_rc_varuna_md_last_wqe_forget(uct_rc_varuna_md_t *md, unsigned side,
+                                      uint32_t qp_num)
+{
+    uint64_t key = uct_rc_varuna_md_lwr_key(md, side, qp_num);
+    khiter_t iter;
+
+    ucs_spin_lock(&md->lwr_lock);
+    iter = kh_get(uct_rc_varuna_lwr, &md->lwr, key);
+    if (iter != kh_end(&md->lwr)) {
+        kh_del(uct_rc_varuna_lwr, &md->lwr, iter);
+    }
+    ucs_spin_unlock(&md->lwr_lock);
+}
+
+static void uct_rc_varuna_md_async_handler(int fd, ucs_event_set_types_t events,
+                                           void *arg)
+{
+    uct_rc_varuna_md_t *md = arg;
+    struct ibv_async_event ibevent;
+    uct_ib_async_event_t event;
+    uct_ib_device_t *dev;
+    unsigned side;
+    uint8_t port;
+
+    for (side = 0; side < UCT_RC_VARUNA_NUM_SIDES; side++) {
+        dev = md->events[side].dev;
+        if ((dev != NULL) && (dev->ibv_context->async_fd == fd)) {
+            break;
+        }
+    }
+    if (side == UCT_RC_VARUNA_NUM_SIDES) {
+        return;
+    }
+
+    if (ibv_get_async_event(dev->ibv_context, &ibevent) != 0) {
+        if (errno != EAGAIN) {
+            ucs_warn("rc_varuna: ibv_get_async_event(%s) failed: %m",
+                     uct_ib_device_name(dev));
+        }
+        return;
+    }
+
+    memset(&event, 0, sizeof(event));
+    event.event_type = ibevent.event_type;
+    switch (ibevent.event_type) {
+    case IBV_EVENT_PORT_ERR:
+    case IBV_EVENT_PORT_ACTIVE:
+        port = ibevent.element.port_num;
+        if (port <= UCT_IB_DEV_MAX_PORTS) {
+            md->events[side].port_down[port] =
+                    (ibevent.event_type == IBV_EVENT_PORT_ERR);
+            ucs_memory_cpu_store_fence();
+            md->port_events++;
+        }
+        ucs_diag("rc_varuna: %s on %s:%d",
+                 ibv_event_type_str(ibevent.event_type),
+                 uct_ib_device_name(dev), port);
+        ibv_ack_async_event(&ibevent);
+        return;
+    case IBV_EVENT_LID_CHANGE:
+    case IBV_EVENT_PKEY_CHANGE:
+    case IBV_EVENT_SM_CHANGE:
+    case IBV_EVENT_CLIENT_REREGISTER:
+    case IBV_EVENT_GID_CHANGE:
+        event.port_num = ibevent.element.port_num;
+        break;
+    case IBV_EVENT_CQ_ERR:
+        event.cookie = ibevent.element.cq;
+        break;
+    case IBV_EVENT_SRQ_ERR:
+    case IBV_EVENT_SRQ_LIMIT_REACHED:
+        event.cookie = ibevent.element.srq;
+        break;
+    case IBV_EVENT_QP_FATAL:
+    case IBV_EVENT_QP_REQ_ERR:
+    case IBV_EVENT_QP_ACCESS_ERR:
+    case IBV_EVENT_COMM_EST:
+    case IBV_EVENT_SQ_DRAINED:
+    case IBV_EVENT_PATH_MIG:
+    case IBV_EVENT_PATH_MIG_ERR:
+    case IBV_EVENT_QP_LAST_WQE_REACHED:
+        event.qp_num = ibevent.element.qp->qp_num;
+        break;
+    default:
+        break;
+    }
+
+    uct_ib_handle_async_event(dev, &event);
+    if (ibevent.event_type == IBV_EVENT_QP_LAST_WQE_REACHED) {
+        /* counted once UCX has taken it */
+        uct_rc_varuna_md_last_wqe_add(md, side, event.qp_num);
+    }
+    ibv_ack_async_event(&ibevent);
+}
+
+/* Take over a device's async events (see above), and read the initial
+ * state of its ports. */
+static ucs_status_t uct_rc_varuna_md_watch_device(uct_rc_varuna_md_t *md,
+                                                  unsigned side,
+                                                  uct_ib_device_t *dev)
+{
+    int fd = dev->ibv_context->async_fd;
+    struct ibv_port_attr port_attr;
+    ucs_status_t status;
+    uint8_t port;
+
+    for (port = dev->first_port; port < dev->first_port + dev->num_ports;
+         port++) {
+        md->events[side].port_down[port] =
+                (ibv_query_port(dev->ibv_context, port, &port_attr) != 0) ||
+                (port_attr.state != IBV_PORT_ACTIVE);
+    }
+
+    /* from now on the handler is ours alone: UCX's cleanup must not remove
+     * it (we do, before the memory domain goes away) */
+    if (dev->async_events) {
+        ucs_async_remove_handler(fd, 1);
+        dev->async_events = 0;
+    } else {
+        status = ucs_sys_fcntl_modfl(fd, O_NONBLOCK, 0);
+        if (status != UCS_OK) {
+            return status;
+        }
+    }
+
+    md->events[side].dev = dev;
+    status = ucs_async_set_event_handler(UCS_ASYNC_THREAD_LOCK_TYPE, fd,
+                                         UCS_EVENT_SET_EVREAD,
+                                         uct_rc_varuna_md_async_handler, md,
+                                         NULL);
+    if (status != UCS_OK) {
+        ucs_error("rc_varuna: cannot watch the async events of %s: %s",
+                  uct_ib_device_name(dev), ucs_status_string(status));
+        md->events[side].dev = NULL;
+        return status;
+    }
+    return UCS_OK;
+}
+
+/* Stop watching: synchronously, so no handler runs once this returns */
+static void uct_rc_varuna_md_unwatch_devices(uct_rc_varuna_md_t *md)
+{
+    unsigned side;
+
+    for (side = 0; side < UCT_RC_VARUNA_NUM_SIDES; side++) {
+        if (md->events[side].dev != NULL) {
+            ucs_async_remove_handler(md->events[side].dev->ibv_context->async_fd,
+                                     1);
+        }
+        md->events[side].dev = NULL;
+    }
+}
+
+int uct_rc_varuna_md_port_down(uct_rc_varuna_md_t *md, unsigned side,
+                               uint8_t port_num)
+{
+    unsigned index = ((side == UCT_RC_VARUNA_SIDE_STANDBY) &&
+                      (md->standby_md != NULL)) ? 1 : 0;
+
+    return (port_num <= UCT_IB_DEV_MAX_PORTS) &&
+           md->events[index].port_down[port_num];
+}
+
 static void uct_rc_varuna_md_close(uct_md_h uct_md)
 {
     uct_rc_varuna_md_t *md = ucs_derived_of(uct_md, uct_rc_varuna_md_t);
+
+    uct_rc_varuna_md_unwatch_devices(md);
+    kh_destroy_inplace(uct_rc_varuna_lwr, &md->lwr);
+    ucs_spinlock_destroy(&md->lwr_lock);
 
     if (md->standby_md != NULL) {
         uct_md_close(&md->standby_md->super);
@@ -526,6 +750,8 @@ static ucs_status_t uct_rc_varuna_md_open(uct_component_t *component,
         status = UCS_ERR_NO_MEMORY;
         goto out_free_list;
     }
+    ucs_spinlock_init(&md->lwr_lock, 0);
+    kh_init_inplace(uct_rc_varuna_lwr, &md->lwr);
     md->require_standby = config->require_standby;
     md->access_flags    = UCT_RC_VARUNA_ACCESS_FLAGS;
     /* a port given for another device than the standby is not for us */
@@ -553,6 +779,15 @@ static ucs_status_t uct_rc_varuna_md_open(uct_component_t *component,
         }
     }
 
+    status = uct_rc_varuna_md_watch_device(md, 0, &md->super.dev);
+    if ((status == UCS_OK) && (md->standby_md != NULL)) {
+        status = uct_rc_varuna_md_watch_device(md, 1, &md->standby_md->dev);
+    }
+    if (status != UCS_OK) {
+        uct_rc_varuna_md_close(&md->super.super);
+        goto out_free_list;
+    }
+
     ucs_debug("rc_varuna: opened memory domain %s", md_name);
     *md_p = &md->super.super;
 
@@ -563,11 +798,14 @@ out_release_config:
     return status;
 }
 
-static int uct_rc_varuna_port_active(uct_ib_device_t *dev, uint8_t port)
+/* Active now: the state the device's async events left, not the one UCX
+ * queried when it opened the device */
+static int uct_rc_varuna_port_active(uct_rc_varuna_md_t *md, unsigned side,
+                                     uct_ib_device_t *dev, uint8_t port)
 {
     return (port >= dev->first_port) &&
            (port < dev->first_port + dev->num_ports) &&
-           (uct_ib_device_port_attr(dev, port)->state == IBV_PORT_ACTIVE);
+           !uct_rc_varuna_md_port_down(md, side, port);
 }
 
 /* The standby port of a primary port (DESIGN.md section 3.1). */
@@ -588,7 +826,7 @@ ucs_status_t uct_rc_varuna_md_standby_port(uct_rc_varuna_md_t *md,
         if ((md->standby_md == NULL) && (port == primary_port)) {
             return UCS_ERR_NO_DEVICE;
         }
-        if (!uct_rc_varuna_port_active(dev, port)) {
+        if (!uct_rc_varuna_port_active(md, 1, dev, port)) {
             ucs_error("rc_varuna: standby port %s:%d is not active",
                       uct_ib_device_name(dev), port);
             return UCS_ERR_NO_DEVICE;
@@ -599,7 +837,7 @@ ucs_status_t uct_rc_varuna_md_standby_port(uct_rc_varuna_md_t *md,
 
     /* another device: the port with the same number if it is active */
     if ((md->standby_md != NULL) &&
-        uct_rc_varuna_port_active(dev, primary_port)) {
+        uct_rc_varuna_port_active(md, 1, dev, primary_port)) {
         *port_p = primary_port;
         return UCS_OK;
     }
@@ -607,7 +845,7 @@ ucs_status_t uct_rc_varuna_md_standby_port(uct_rc_varuna_md_t *md,
     for (port = dev->first_port; port < dev->first_port + dev->num_ports;
          port++) {
         if (((md->standby_md != NULL) || (port != primary_port)) &&
-            uct_rc_varuna_port_active(dev, port)) {
+            uct_rc_varuna_port_active(md, 1, dev, port)) {
             *port_p = port;
             return UCS_OK;
         }

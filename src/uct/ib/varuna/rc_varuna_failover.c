@@ -1,0 +1,1118 @@
+/**
+ * Copyright (C) rc_varuna authors 2026. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "rc_varuna.h"
+#include "rc_varuna_impl.h"
+
+#include <uct/ib/base/ib_device.h>
+#include <ucs/debug/log.h>
+#include <ucs/debug/memtrack_int.h>
+#include <ucs/time/time.h>
+
+#include <inttypes.h>
+
+
+/*
+ * Failover of an endpoint's active lane (DESIGN.md section 5).
+ *
+ *   detect    an error completion, PORT_ERR on the lane's port, the peer's
+ *             FAILOVER message, the watchdog
+ *   fence     new operations wait (the endpoint's send credits are held
+ *             back); the failed QP is moved to ERR; a drain marker behind
+ *             its requests says when all of their completions are in; a
+ *             FAILOVER message tells the peer, over the standby, that our
+ *             side of the lane is fenced and what our expected PSN there is
+ *   read      once no late request on the failed lane can still execute
+ *             (below), an RDMA READ over the standby fetches the log word L
+ *             our operations wrote at the peer
+ *   classify  sn <= L executed, sn > L + 1 lost, L + 1 decided by the
+ *             peer's expected PSN from its FAILOVER message
+ *             (rc_varuna_classify.c)
+ *   recover   executed operations complete (READs are read again; a
+ *             fetching atomic whose result died with the link completes
+ *             with UCT_RC_VARUNA_STATUS_RESULT_LOST); lost ones are posted
+ *             again on the standby, in order, before anything new
+ *   promote   the standby is the active lane; when the failed lane's port
+ *             is up again it is reset and reconnected as the new standby
+ *             (re-protection), off the critical path
+ *
+ * When can L be trusted? Only when no request sent on the failed lane can
+ * still execute at the peer. rc_varuna relies on one of two facts:
+ *   - the failure was detected by retry exhaustion: every request was
+ *     retransmitted retry_count times, unacknowledged, over timeout x
+ *     (retry_count + 1); nothing of it is still on its way;
+ *   - the peer has fenced: its FAILOVER message says it moved its own QP of
+ *     the failed lane to ERR, so nothing more executes there. The message
+ *     also carries that QP's expected PSN, which decides the one operation
+ *     the log leaves open.
+ * With a finite UCX_RC_VARUNA_PEER_TIMEOUT the timeout itself is the third,
+ * a guard interval, after which undecided operations fail instead of being
+ * resent.
+ *
+ * No QP is created and no connection is set up on this path (guarantee
+ * G4): the verbs calls are posts, polls, the move of the failed QP to ERR
+ * and the query of its expected PSN for the peer.
+ */
+
+
+/* Resend flags of a record, set when a failover decides it */
+enum {
+    UCT_RC_VARUNA_OP_FLAG_RESEND      = UCS_BIT(1), /* post again, logged */
+    UCT_RC_VARUNA_OP_FLAG_REREAD      = UCS_BIT(2)  /* READ again, no log */
+};
+
+static const char *uct_rc_varuna_cause_names[] = {
+    [UCT_RC_VARUNA_CAUSE_NONE]      = "none",
+    [UCT_RC_VARUNA_CAUSE_RETRY_EXC] = "retry_exceeded",
+    [UCT_RC_VARUNA_CAUSE_WC_ERROR]  = "error_completion",
+    [UCT_RC_VARUNA_CAUSE_PORT_ERR]  = "port_error",
+    [UCT_RC_VARUNA_CAUSE_PEER]      = "peer_notification",
+    [UCT_RC_VARUNA_CAUSE_WATCHDOG]  = "watchdog",
+    [UCT_RC_VARUNA_CAUSE_USER]      = "requested"
+};
+
+const char *uct_rc_varuna_cause_str(uct_rc_varuna_cause_t cause)
+{
+    return (cause < UCT_RC_VARUNA_CAUSE_LAST) ?
+           uct_rc_varuna_cause_names[cause] : "unknown";
+}
+
+static UCS_F_ALWAYS_INLINE unsigned uct_rc_varuna_other_lane(unsigned lane)
+{
+    return UCT_RC_VARUNA_NUM_SIDES - 1 - lane;
+}
+
+static const char *uct_rc_varuna_lane_str(uct_rc_varuna_iface_t *iface,
+                                          unsigned side, char *buf,
+                                          size_t max)
+{
+    uct_rc_varuna_md_t *md = uct_rc_varuna_iface_md(iface);
+    uct_ib_device_t *dev   = iface->side[side].separate ?
+                             &md->standby_md->dev : &md->super.dev;
+
+    ucs_snprintf_zero(buf, max, "%s:%d", uct_ib_device_name(dev),
+                      iface->side[side].port_num);
+    return buf;
+}
+
+/* The lane control messages travel on: the one we fail over to while
+ * fencing, the active one otherwise. */
+static unsigned uct_rc_varuna_ep_msg_lane(uct_rc_varuna_ep_t *ep)
+{
+    return (ep->fo.state == UCT_RC_VARUNA_FO_FENCING) ?
+           uct_rc_varuna_other_lane(ep->fo.failed_lane) : ep->active;
+}
+
+
+/* ------------------------------------------------------------------------
+ * Control requests: outside the operations' sequence and send credits (each
+ * QP has UCT_RC_VARUNA_CTRL_WR_RESERVE entries of its own for them), but
+ * holding a CQ entry like any request.
+ * ------------------------------------------------------------------------ */
+
+static int uct_rc_varuna_ctrl_room(uct_rc_varuna_iface_t *iface,
+                                   uct_rc_varuna_ep_t *ep, unsigned lane)
+{
+    return (ep->lane[lane].qp != NULL) &&
+           (ep->fo.ctrl_inflight[lane] < UCT_RC_VARUNA_CTRL_WR_RESERVE) &&
+           (iface->super.tx.cq_available > 0);
+}
+
+static ucs_status_t uct_rc_varuna_ctrl_post(uct_rc_varuna_iface_t *iface,
+                                            uct_rc_varuna_ep_t *ep,
+                                            unsigned lane,
+                                            uct_rc_varuna_ctrl_wr_t kind,
+                                            struct ibv_send_wr *wr)
+{
+    struct ibv_send_wr *bad_wr;
+    int ret;
+
+    wr->wr_id       = UCT_RC_VARUNA_WRID_CTRL | kind;
+    wr->send_flags |= IBV_SEND_SIGNALED;
+    wr->next        = NULL;
+
+    uct_ib_log_post_send(&iface->super.super, ep->lane[lane].qp, wr, INT_MAX,
+                         NULL);
+    ret = ibv_post_send(ep->lane[lane].qp, wr, &bad_wr);
+    if (ret != 0) {
+        ucs_error("rc_varuna: ep %p: ibv_post_send(qp 0x%x) of a control "
+                  "request failed: %d", ep, ep->lane[lane].qp->qp_num, ret);
+        return UCS_ERR_IO_ERROR;
+    }
+
+    ep->fo.ctrl_inflight[lane]++;
+    iface->super.tx.cq_available--;
+    if (kind != UCT_RC_VARUNA_CTRL_WR_DRAIN) {
+        /* its packets take PSNs of the lane like any request: the PSN
+         * accounting of a later failover on this lane must see them */
+        ep->lane[lane].sq_psn = uct_rc_varuna_psn_add(
+                ep->lane[lane].sq_psn,
+                uct_rc_varuna_psn_count((wr->opcode == IBV_WR_RDMA_READ) ?
+                                        UCT_RC_VARUNA_KIND_READ :
+                                        UCT_RC_VARUNA_KIND_SEND,
+                                        (wr->num_sge > 0) ?
+                                        wr->sg_list[0].length : 0,
+                                        ep->lane[lane].path_mtu));
+    }
+    return UCS_OK;
+}
+
+/* A request posted on the QP in error comes back, flushed, after all the
+ * requests before it: then every completion of the lane is in. */
+static ucs_status_t uct_rc_varuna_post_drain(uct_rc_varuna_iface_t *iface,
+                                             uct_rc_varuna_ep_t *ep)
+{
+    struct ibv_send_wr wr;
+
+    memset(&wr, 0, sizeof(wr));
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    return uct_rc_varuna_ctrl_post(iface, ep, ep->fo.failed_lane,
+                                   UCT_RC_VARUNA_CTRL_WR_DRAIN, &wr);
+}
+
+static ucs_status_t uct_rc_varuna_post_msg(uct_rc_varuna_iface_t *iface,
+                                           uct_rc_varuna_ep_t *ep,
+                                           unsigned lane)
+{
+    struct ibv_send_wr wr;
+    struct ibv_sge sge;
+
+    sge.addr   = (uintptr_t)&ep->fo.msg;
+    sge.length = sizeof(ep->fo.msg);
+    sge.lkey   = 0;
+
+    memset(&wr, 0, sizeof(wr));
+    wr.opcode     = IBV_WR_SEND;
+    wr.sg_list    = &sge;
+    wr.num_sge    = 1;
+    wr.send_flags = IBV_SEND_INLINE;
+    return uct_rc_varuna_ctrl_post(iface, ep, lane, UCT_RC_VARUNA_CTRL_WR_MSG,
+                                   &wr);
+}
+
+/* One-sided: the peer's CPU plays no part. */
+static ucs_status_t uct_rc_varuna_post_log_read(uct_rc_varuna_iface_t *iface,
+                                                uct_rc_varuna_ep_t *ep,
+                                                unsigned lane)
+{
+    struct ibv_send_wr wr;
+    struct ibv_sge sge;
+
+    sge.addr   = (uintptr_t)uct_rc_varuna_desc_data(ep->fo.log_desc);
+    sge.length = sizeof(uint64_t);
+    sge.lkey   = ep->fo.log_desc->lkey[lane];
+
+    memset(&wr, 0, sizeof(wr));
+    wr.opcode              = IBV_WR_RDMA_READ;
+    wr.sg_list             = &sge;
+    wr.num_sge             = 1;
+    wr.wr.rdma.remote_addr = ep->peer_log.addr;
+    wr.wr.rdma.rkey        = ep->peer_log.rkey[lane];
+    return uct_rc_varuna_ctrl_post(iface, ep, lane,
+                                   UCT_RC_VARUNA_CTRL_WR_LOG_READ, &wr);
+}
+
+static void uct_rc_varuna_ep_queue_msg(uct_rc_varuna_ep_t *ep,
+                                       uct_rc_varuna_ctrl_type_t type,
+                                       unsigned lane, uint32_t psn,
+                                       uint32_t attempt)
+{
+    memset(&ep->fo.msg, 0, sizeof(ep->fo.msg));
+    ep->fo.msg.rc_hdr.am_id = UCT_RC_VARUNA_CTRL_AM_ID;
+    ep->fo.msg.type         = (uint8_t)type;
+    ep->fo.msg.lane         = (uint8_t)lane;
+    ep->fo.msg.epoch        = ep->fo.epoch;
+    ep->fo.msg.psn          = psn;
+    ep->fo.msg.attempt      = attempt;
+    ep->fo.msg_valid        = 1;
+    ep->fo.ctrl_pending    |= UCS_BIT(UCT_RC_VARUNA_CTRL_WR_MSG);
+}
+
+/* Post the control requests that wait, as far as there is room. */
+static void uct_rc_varuna_ep_ctrl_kick(uct_rc_varuna_ep_t *ep)
+{
+    uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
+    unsigned lane;
+
+    if ((ep->fo.ctrl_pending & UCS_BIT(UCT_RC_VARUNA_CTRL_WR_DRAIN)) &&
+        uct_rc_varuna_ctrl_room(iface, ep, ep->fo.failed_lane)) {
+        ep->fo.ctrl_pending &= ~UCS_BIT(UCT_RC_VARUNA_CTRL_WR_DRAIN);
+        if (uct_rc_varuna_post_drain(iface, ep) != UCS_OK) {
+            /* a QP in error that takes nothing: it has nothing more to
+             * give back either */
+            ep->fo.flags |= UCT_RC_VARUNA_FO_DRAINED;
+        }
+    }
+
+    lane = uct_rc_varuna_ep_msg_lane(ep);
+    if ((ep->fo.ctrl_pending & UCS_BIT(UCT_RC_VARUNA_CTRL_WR_MSG)) &&
+        uct_rc_varuna_ctrl_room(iface, ep, lane)) {
+        ep->fo.ctrl_pending &= ~UCS_BIT(UCT_RC_VARUNA_CTRL_WR_MSG);
+        if (uct_rc_varuna_post_msg(iface, ep, lane) == UCS_OK) {
+            ep->fo.msg_valid = 0;
+        }
+    }
+
+    lane = uct_rc_varuna_other_lane(ep->fo.failed_lane);
+    if ((ep->fo.ctrl_pending & UCS_BIT(UCT_RC_VARUNA_CTRL_WR_LOG_READ)) &&
+        uct_rc_varuna_ctrl_room(iface, ep, lane)) {
+        if (ep->fo.log_desc == NULL) {
+            ep->fo.log_desc = ucs_mpool_get(&iface->short_desc_mp);
+        }
+        if (ep->fo.log_desc != NULL) {
+            ep->fo.ctrl_pending &= ~UCS_BIT(UCT_RC_VARUNA_CTRL_WR_LOG_READ);
+            uct_rc_varuna_post_log_read(iface, ep, lane);
+        }
+    }
+}
+
+
+/* ------------------------------------------------------------------------
+ * Detection and fence
+ * ------------------------------------------------------------------------ */
+
+/* The expected PSN of our QP on a lane: which of the peer's requests it
+ * has executed (section 3.4). Queried after the QP is in ERR, so final. */
+static uint32_t uct_rc_varuna_lane_rq_psn(uct_rc_varuna_lane_t *lane)
+{
+    struct ibv_qp_init_attr init_attr;
+    struct ibv_qp_attr attr;
+
+    if (ibv_query_qp(lane->qp, &attr, IBV_QP_RQ_PSN, &init_attr) != 0) {
+        ucs_error("rc_varuna: ibv_query_qp(0x%x) failed: %m",
+                  lane->qp->qp_num);
+        return 0;
+    }
+    return attr.rq_psn;
+}
+
+static void uct_rc_varuna_lane_fence(uct_rc_varuna_lane_t *lane)
+{
+    if ((lane->qp != NULL) && (lane->state != UCT_RC_VARUNA_LANE_FAILED)) {
+        uct_ib_modify_qp(lane->qp, IBV_QPS_ERR);
+        lane->err_count++;
+    }
+    lane->state = UCT_RC_VARUNA_LANE_FAILED;
+}
+
+static void uct_rc_varuna_ep_reprotect_list(uct_rc_varuna_ep_t *ep)
+{
+    uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
+
+    if (!ep->fo.rp_listed) {
+        ucs_list_add_tail(&iface->fo.reprotect, &ep->fo.rp_list);
+        ep->fo.rp_listed = 1;
+    }
+}
+
+static void uct_rc_varuna_ep_reprotect_unlist(uct_rc_varuna_ep_t *ep)
+{
+    if (ep->fo.rp_listed) {
+        ucs_list_del(&ep->fo.rp_list);
+        ep->fo.rp_listed = 0;
+    }
+}
+
+void uct_rc_varuna_ep_failover(uct_rc_varuna_ep_t *ep, unsigned lane,
+                               uct_rc_varuna_cause_t cause)
+{
+    uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
+    unsigned other               = uct_rc_varuna_other_lane(lane);
+    uct_rc_varuna_lane_t *failed = &ep->lane[lane];
+    char from[64], to[64];
+
+    if ((ep->fo.state == UCT_RC_VARUNA_FO_DEAD) || (failed->qp == NULL)) {
+        return;
+    }
+
+    if (lane != ep->active) {
+        /* the standby (or a lane being reconnected) is lost: nothing in
+         * flight on it, the endpoint just loses its protection */
+        if ((failed->state == UCT_RC_VARUNA_LANE_STANDBY) ||
+            (failed->state == UCT_RC_VARUNA_LANE_RECONNECTING)) {
+            ucs_diag("rc_varuna: ep %p: standby lane %s lost (%s)", ep,
+                     uct_rc_varuna_lane_str(iface, lane, from, sizeof(from)),
+                     uct_rc_varuna_cause_str(cause));
+            uct_rc_varuna_lane_fence(failed);
+            ep->has_standby = 0;
+            uct_rc_varuna_ep_reprotect_list(ep);
+        }
+        return;
+    }
+
+    if (ep->fo.state != UCT_RC_VARUNA_FO_IDLE) {
+        /* the lane we failed over to fails too: its completions take the
+         * endpoint down (uct_rc_varuna_ep_handle_failure) */
+        uct_rc_varuna_lane_fence(failed);
+        return;
+    }
+
+    if (!ep->has_standby ||
+        (ep->lane[other].state != UCT_RC_VARUNA_LANE_STANDBY) ||
+        (ep->super.flags & UCT_RC_EP_FLAG_FLUSH_CANCEL)) {
+        /* nowhere to go: the flushed requests take the endpoint through
+         * UCX's error path */
+        ucs_debug("rc_varuna: ep %p: lane %u failed (%s) with no standby",
+                  ep, lane, uct_rc_varuna_cause_str(cause));
+        uct_rc_varuna_lane_fence(failed);
+        return;
+    }
+
+    iface->fo.failovers++;
+    memset(&ep->fo.report, 0, sizeof(ep->fo.report));
+    ep->fo.report.t_detect    = ucs_get_time();
+    ep->fo.report.cause       = cause;
+    ep->fo.report.failed_lane = lane;
+    ep->fo.report.new_lane    = other;
+    ep->fo.report.in_flight   = (unsigned)(ep->tx.sn - ep->tx.done_sn);
+
+    ep->fo.state       = UCT_RC_VARUNA_FO_FENCING;
+    ep->fo.cause       = cause;
+    ep->fo.failed_lane = lane;
+    ep->fo.flags       = UCT_RC_VARUNA_FO_BLOCKED;
+    ep->fo.sn_hi       = ep->tx.sn;
+    ep->fo.log_sn      = 0;
+    ep->fo.peer_rq_psn = 0;
+
+    /* fence: new operations wait (no send credits) */
+    ep->fo.parked = uct_rc_txqp_available(&ep->super.txqp);
+    uct_rc_txqp_available_set(&ep->super.txqp, 0);
+    uct_rc_varuna_lane_fence(failed);
+    uct_rc_varuna_ep_reprotect_unlist(ep);
+    ucs_list_add_tail(&iface->fo.active, &ep->fo.list);
+
+    /* tell the peer, with our expected PSN on the failed lane */
+    ep->fo.ctrl_pending = UCS_BIT(UCT_RC_VARUNA_CTRL_WR_DRAIN);
+    uct_rc_varuna_ep_queue_msg(ep, UCT_RC_VARUNA_CTRL_FAILOVER, lane,
+                               uct_rc_varuna_lane_rq_psn(failed), 0);
+
+    ucs_diag("rc_varuna: ep %p: failing over from %s to %s (%s), %u in "
+             "flight", ep,
+             uct_rc_varuna_lane_str(iface, lane, from, sizeof(from)),
+             uct_rc_varuna_lane_str(iface, other, to, sizeof(to)),
+             uct_rc_varuna_cause_str(cause), ep->fo.report.in_flight);
+
+    uct_rc_varuna_ep_failover_progress(ep);
+}
+
+ucs_status_t uct_rc_varuna_ep_fail_lane(uct_ep_h tl_ep)
+{
+    uct_rc_varuna_ep_t *ep = ucs_derived_of(tl_ep, uct_rc_varuna_ep_t);
+
+    if (ep->fo.state != UCT_RC_VARUNA_FO_IDLE) {
+        return UCS_ERR_BUSY;
+    }
+    uct_rc_varuna_ep_failover(ep, ep->active, UCT_RC_VARUNA_CAUSE_USER);
+    return (ep->fo.state == UCT_RC_VARUNA_FO_FENCING) ? UCS_OK :
+                                                        UCS_ERR_UNREACHABLE;
+}
+
+
+/* ------------------------------------------------------------------------
+ * Classify and recover
+ * ------------------------------------------------------------------------ */
+
+static int uct_rc_varuna_ep_peer_timed_out(uct_rc_varuna_iface_t *iface,
+                                           uct_rc_varuna_ep_t *ep)
+{
+    return (iface->config.peer_timeout != UCS_TIME_INFINITY) &&
+           (ucs_get_time() >= ep->fo.report.t_detect +
+                              iface->config.peer_timeout);
+}
+
+static void uct_rc_varuna_op_settle(uct_rc_varuna_ep_t *ep,
+                                    uct_rc_varuna_op_t *op,
+                                    ucs_status_t status)
+{
+    op->flags  |= UCT_RC_VARUNA_OP_FLAG_SETTLED;
+    op->status  = (int8_t)status;
+    ep->tx.settled++;
+}
+
+/*
+ * Decide every operation still in flight and mark its record: settled (to
+ * complete in order, with its status) or to be sent again. Returns 0 when
+ * a decision needs the peer's answer that has not come yet.
+ */
+static int uct_rc_varuna_ep_decide(uct_rc_varuna_iface_t *iface,
+                                   uct_rc_varuna_ep_t *ep)
+{
+    size_t count                  = (size_t)(ep->tx.sn - ep->tx.done_sn);
+    uct_rc_varuna_report_t *rep   = &ep->fo.report;
+    uct_rc_varuna_cls_input_t in;
+    uct_rc_varuna_cls_summary_t sum;
+    uct_rc_varuna_cls_op_t *cls;
+    uct_rc_varuna_op_t *op;
+    size_t i;
+
+    cls = ucs_malloc(sizeof(*cls) * ucs_max(count, 1), "rc_varuna_cls");
+    ucs_assert_always(cls != NULL);
+    for (i = 0; i < count; i++) {
+        op           = uct_rc_varuna_ep_op(ep, ep->tx.done_sn + 1 + i);
+        cls[i].sn       = op->sn;
+        cls[i].last_psn = op->last_psn;
+        cls[i].kind     = (uint8_t)uct_rc_varuna_op_kind(op);
+    }
+
+    in.log_valid = !!(ep->fo.flags & UCT_RC_VARUNA_FO_LOG_DONE);
+    in.log_sn    = ep->fo.log_sn;
+    in.psn_valid = !!(ep->fo.flags & UCT_RC_VARUNA_FO_PEER_FENCED);
+    in.rq_psn    = ep->fo.peer_rq_psn;
+    uct_rc_varuna_classify(&in, cls, count, &sum);
+
+    if ((iface->config.recovery == UCT_RC_VARUNA_RECOVERY_VARUNA) &&
+        (sum.undecided > 0) && !uct_rc_varuna_ep_peer_timed_out(iface, ep)) {
+        ucs_free(cls);
+        return 0;
+    }
+
+    rep->in_flight      = (unsigned)count;
+    rep->executed       = sum.executed;
+    rep->lost           = sum.lost;
+    rep->undecided      = sum.undecided;
+    rep->by_log         = sum.by_log;
+    rep->by_psn         = sum.by_psn;
+    rep->by_idempotence = sum.by_idempotence;
+    rep->conflicts      = sum.conflicts;
+    rep->log_valid      = in.log_valid;
+    rep->log_sn         = in.log_sn;
+    rep->psn_valid      = in.psn_valid;
+    rep->peer_rq_psn    = in.rq_psn;
+
+    if (sum.conflicts > 0) {
+        ucs_error("rc_varuna: ep %p: the log (%" PRIu64 ") and the peer's "
+                  "expected PSN (0x%x) disagree on %u operations", ep,
+                  in.log_sn, in.rq_psn, sum.conflicts);
+    }
+
+    for (i = 0; i < count; i++) {
+        op = uct_rc_varuna_ep_op(ep, cls[i].sn);
+        op->flags &= ~(UCT_RC_VARUNA_OP_FLAG_RESEND |
+                       UCT_RC_VARUNA_OP_FLAG_REREAD);
+        rep->blanket_ops++;
+        rep->blanket_bytes += op->length;
+
+        if (iface->config.recovery == UCT_RC_VARUNA_RECOVERY_BLANKET) {
+            /* today's behaviour: everything again */
+            op->flags |= UCT_RC_VARUNA_OP_FLAG_RESEND;
+            continue;
+        }
+
+        switch (cls[i].verdict) {
+        case UCT_RC_VARUNA_VERDICT_EXECUTED:
+            if (cls[i].kind == UCT_RC_VARUNA_KIND_READ) {
+                /* its data never arrived: read it again */
+                op->flags |= UCT_RC_VARUNA_OP_FLAG_REREAD;
+                rep->reread++;
+            } else if (op->type == UCT_RC_VARUNA_OP_ATOMIC_FETCH) {
+                uct_rc_varuna_op_settle(ep, op,
+                                        UCT_RC_VARUNA_STATUS_RESULT_LOST);
+                rep->results_lost++;
+            } else {
+                uct_rc_varuna_op_settle(ep, op, UCS_OK);
+            }
+            break;
+        case UCT_RC_VARUNA_VERDICT_LOST:
+            op->flags |= UCT_RC_VARUNA_OP_FLAG_RESEND;
+            break;
+        default:
+            /* the peer never answered (finite PEER_TIMEOUT) */
+            uct_rc_varuna_op_settle(ep, op, UCT_RC_VARUNA_STATUS_UNDECIDED);
+            break;
+        }
+    }
+
+    if (rep->results_lost > 0) {
+        ucs_warn("rc_varuna: ep %p: %u fetching atomics executed but their "
+                 "results were lost with the link; they complete with \"%s\" "
+                 "and are not executed again", ep, rep->results_lost,
+                 ucs_status_string(UCT_RC_VARUNA_STATUS_RESULT_LOST));
+    }
+    if ((rep->undecided > 0) &&
+        (iface->config.recovery == UCT_RC_VARUNA_RECOVERY_VARUNA)) {
+        ucs_warn("rc_varuna: ep %p: the peer did not answer within "
+                 "PEER_TIMEOUT; %u undecided operations complete with \"%s\"",
+                 ep, rep->undecided,
+                 ucs_status_string(UCT_RC_VARUNA_STATUS_UNDECIDED));
+    }
+
+    ucs_free(cls);
+    rep->t_decided    = ucs_get_time();
+    ep->fo.replay_sn  = ep->tx.done_sn + 1;
+    return 1;
+}
+
+/* Post again, in sequence order, what was decided so, as far as CQ entries
+ * allow; the send credits come from those the failover held back. Returns
+ * 1 once everything is posted. */
+static int uct_rc_varuna_ep_replay(uct_rc_varuna_iface_t *iface,
+                                   uct_rc_varuna_ep_t *ep)
+{
+    unsigned lane = uct_rc_varuna_other_lane(ep->fo.failed_lane);
+    uct_rc_varuna_op_t *op;
+    unsigned num_wr;
+    int with_log;
+
+    for (; ep->fo.replay_sn <= ep->fo.sn_hi; ep->fo.replay_sn++) {
+        op = uct_rc_varuna_ep_op(ep, ep->fo.replay_sn);
+        if (!(op->flags & (UCT_RC_VARUNA_OP_FLAG_RESEND |
+                           UCT_RC_VARUNA_OP_FLAG_REREAD))) {
+            continue;
+        }
+
+        /* a READ of something executed is not logged again: the log must
+         * only grow (everything up to L executed) */
+        with_log = iface->config.log_enable &&
+                   (op->flags & UCT_RC_VARUNA_OP_FLAG_RESEND);
+        num_wr   = with_log ? 2 : 1;
+        if ((iface->super.tx.cq_available < (int)num_wr) ||
+            (ep->fo.parked < num_wr)) {
+            return 0;
+        }
+
+        uct_rc_txqp_available_set(&ep->super.txqp, ep->fo.parked);
+        uct_rc_varuna_ep_post_op(iface, ep, op, lane, 1, with_log);
+        ep->fo.parked = uct_rc_txqp_available(&ep->super.txqp);
+        uct_rc_txqp_available_set(&ep->super.txqp, 0);
+
+        ep->fo.report.resent_ops++;
+        ep->fo.report.resent_bytes += op->length;
+    }
+    return 1;
+}
+
+/* The standby carries the traffic now; new operations may go. */
+static void uct_rc_varuna_ep_promote(uct_rc_varuna_iface_t *iface,
+                                     uct_rc_varuna_ep_t *ep)
+{
+    unsigned lane            = uct_rc_varuna_other_lane(ep->fo.failed_lane);
+    uct_rc_varuna_side_t *sb = &iface->side[lane];
+
+    ep->active             = (uint8_t)lane;
+    ep->lane[lane].state   = UCT_RC_VARUNA_LANE_ACTIVE;
+    ep->has_standby        = 0;
+    ep->fo.state           = UCT_RC_VARUNA_FO_REPLAYING;
+    ep->fo.flags          &= ~UCT_RC_VARUNA_FO_BLOCKED;
+    uct_rc_txqp_available_add(&ep->super.txqp, ep->fo.parked);
+    ep->fo.parked          = 0;
+
+    if (sb->separate) {
+        /* the standby device's receive queue now takes this endpoint's
+         * traffic: give it the full length */
+        sb->rx_quota = sb->rx_max;
+    }
+
+    ucs_arbiter_group_schedule(&iface->super.tx.arbiter, &ep->super.arb_group);
+    uct_rc_varuna_ep_complete_settled(ep);
+}
+
+void uct_rc_varuna_ep_failover_progress(uct_rc_varuna_ep_t *ep)
+{
+    uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
+    int in_flight, trusted;
+
+    if (ep->fo.state != UCT_RC_VARUNA_FO_FENCING) {
+        return;
+    }
+
+    uct_rc_varuna_ep_ctrl_kick(ep);
+    if (!(ep->fo.flags & UCT_RC_VARUNA_FO_DRAINED)) {
+        return;
+    }
+
+    if (ep->fo.replay_sn == 0) {
+        in_flight = ep->tx.done_sn < ep->tx.sn;
+        if (in_flight &&
+            (iface->config.recovery == UCT_RC_VARUNA_RECOVERY_VARUNA) &&
+            iface->config.log_enable) {
+            trusted = (ep->fo.cause == UCT_RC_VARUNA_CAUSE_RETRY_EXC) ||
+                      (ep->fo.flags & UCT_RC_VARUNA_FO_PEER_FENCED) ||
+                      uct_rc_varuna_ep_peer_timed_out(iface, ep);
+            if (!(ep->fo.flags & UCT_RC_VARUNA_FO_LOG_POSTED)) {
+                if (!trusted) {
+                    return; /* wait for the peer to fence */
+                }
+                ep->fo.flags        |= UCT_RC_VARUNA_FO_LOG_POSTED;
+                ep->fo.ctrl_pending |= UCS_BIT(UCT_RC_VARUNA_CTRL_WR_LOG_READ);
+                uct_rc_varuna_ep_ctrl_kick(ep);
+            }
+            if (!(ep->fo.flags & UCT_RC_VARUNA_FO_LOG_DONE)) {
+                return;
+            }
+        }
+
+        if (!uct_rc_varuna_ep_decide(iface, ep)) {
+            return; /* the peer's expected PSN is needed */
+        }
+    }
+
+    if (!uct_rc_varuna_ep_replay(iface, ep)) {
+        return; /* no CQ entries: continued from the progress */
+    }
+
+    uct_rc_varuna_ep_promote(iface, ep);
+}
+
+static void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
+                                    uct_rc_varuna_ep_t *ep)
+{
+    uct_rc_varuna_report_t *rep = &ep->fo.report;
+    double decide_us, recover_us;
+    char from[64], to[64];
+
+    decide_us  = ucs_time_to_usec(rep->t_decided - rep->t_detect);
+    recover_us = ucs_time_to_usec(rep->t_recovered - rep->t_detect);
+    uct_rc_varuna_lane_str(iface, rep->failed_lane, from, sizeof(from));
+    uct_rc_varuna_lane_str(iface, rep->new_lane, to, sizeof(to));
+
+    ucs_info("rc_varuna: ep %p failover %s -> %s (%s, %s): %u in flight, "
+             "%u executed, %u lost, %u undecided (log %u, psn %u, "
+             "idempotent %u); resent %u ops %zu bytes (blanket: %u ops %zu "
+             "bytes); %u results lost; recovered in %.0f us", ep, from, to,
+             uct_rc_varuna_cause_str(rep->cause),
+             (iface->config.recovery == UCT_RC_VARUNA_RECOVERY_VARUNA) ?
+             "varuna" : "blanket", rep->in_flight, rep->executed, rep->lost,
+             rep->undecided, rep->by_log, rep->by_psn, rep->by_idempotence,
+             rep->resent_ops, rep->resent_bytes, rep->blanket_ops,
+             rep->blanket_bytes, rep->results_lost, recover_us);
+
+    if (iface->fo.report == NULL) {
+        return;
+    }
+
+    fprintf(iface->fo.report,
+            "{\"event\":\"failover\",\"pid\":%d,\"ep\":\"%p\",\"epoch\":%u,"
+            "\"cause\":\"%s\",\"from\":\"%s\",\"to\":\"%s\","
+            "\"recovery\":\"%s\",\"log\":%s,\"in_flight\":%u,"
+            "\"executed\":%u,\"lost\":%u,\"undecided\":%u,"
+            "\"decided_by\":{\"log\":%u,\"psn\":%u,\"idempotent\":%u},"
+            "\"conflicts\":%u,\"results_lost\":%u,\"reread\":%u,"
+            "\"resent_ops\":%u,\"resent_bytes\":%zu,"
+            "\"blanket_ops\":%u,\"blanket_bytes\":%zu,"
+            "\"log_sn\":%s%" PRIu64 "%s,\"peer_rq_psn\":%s%u%s,"
+            "\"detect_to_decided_us\":%.1f,\"detect_to_recovered_us\":%.1f,"
+            "\"qp_created\":%lu,\"qp_connected\":%lu}\n",
+            getpid(), ep, ep->fo.epoch, uct_rc_varuna_cause_str(rep->cause),
+            from, to,
+            (iface->config.recovery == UCT_RC_VARUNA_RECOVERY_VARUNA) ?
+            "varuna" : "blanket", iface->config.log_enable ? "true" : "false",
+            rep->in_flight, rep->executed, rep->lost, rep->undecided,
+            rep->by_log, rep->by_psn, rep->by_idempotence, rep->conflicts,
+            rep->results_lost, rep->reread, rep->resent_ops,
+            rep->resent_bytes, rep->blanket_ops, rep->blanket_bytes,
+            rep->log_valid ? "" : "\"", rep->log_valid ? rep->log_sn : 0,
+            rep->log_valid ? "" : "\"",
+            rep->psn_valid ? "" : "\"", rep->psn_valid ? rep->peer_rq_psn : 0,
+            rep->psn_valid ? "" : "\"", decide_us, recover_us,
+            iface->fo.qp_created, iface->fo.qp_connected);
+    fflush(iface->fo.report);
+}
+
+/* Everything that was in flight has completed: the failover is over. */
+void uct_rc_varuna_ep_failover_recovered(uct_rc_varuna_ep_t *ep)
+{
+    uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
+
+    ep->fo.report.t_recovered = ucs_get_time();
+    ep->fo.epoch++;
+    uct_rc_varuna_ep_report(iface, ep);
+
+    ep->fo.state     = UCT_RC_VARUNA_FO_IDLE;
+    ep->fo.replay_sn = 0;
+    ep->fo.flags     = 0;
+    ucs_list_del(&ep->fo.list);
+    if (ep->fo.log_desc != NULL) {
+        ucs_mpool_put(ep->fo.log_desc);
+        ep->fo.log_desc = NULL;
+    }
+    uct_rc_varuna_ep_reprotect_list(ep);
+}
+
+/* Leave the failover machinery: the endpoint dies or goes away. */
+void uct_rc_varuna_ep_failover_cleanup(uct_rc_varuna_ep_t *ep)
+{
+    if ((ep->fo.state == UCT_RC_VARUNA_FO_FENCING) ||
+        (ep->fo.state == UCT_RC_VARUNA_FO_REPLAYING)) {
+        ucs_list_del(&ep->fo.list);
+    }
+    if (ep->fo.flags & UCT_RC_VARUNA_FO_BLOCKED) {
+        uct_rc_txqp_available_add(&ep->super.txqp, ep->fo.parked);
+        ep->fo.parked = 0;
+    }
+    ep->fo.flags        = 0;
+    ep->fo.ctrl_pending = 0;
+    ep->fo.replay_sn    = 0;
+    ep->fo.state        = UCT_RC_VARUNA_FO_IDLE;
+    if (ep->fo.log_desc != NULL) {
+        ucs_mpool_put(ep->fo.log_desc);
+        ep->fo.log_desc = NULL;
+    }
+    uct_rc_varuna_ep_reprotect_unlist(ep);
+}
+
+
+/* ------------------------------------------------------------------------
+ * Completions of control requests
+ * ------------------------------------------------------------------------ */
+
+void uct_rc_varuna_ep_ctrl_completion(uct_rc_varuna_ep_t *ep, unsigned lane,
+                                      struct ibv_wc *wc)
+{
+    uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
+    unsigned kind                = (unsigned)(wc->wr_id & 0xff);
+
+    ucs_assert(ep->fo.ctrl_inflight[lane] > 0);
+    ep->fo.ctrl_inflight[lane]--;
+    uct_rc_iface_add_cq_credits(&iface->super, 1);
+
+    if (kind == UCT_RC_VARUNA_CTRL_WR_DRAIN) {
+        /* flushed, behind everything the failed lane had */
+        if ((ep->fo.state == UCT_RC_VARUNA_FO_FENCING) &&
+            (lane == ep->fo.failed_lane)) {
+            ep->fo.flags |= UCT_RC_VARUNA_FO_DRAINED;
+            uct_rc_varuna_ep_failover_progress(ep);
+        }
+        return;
+    }
+
+    if (wc->status != IBV_WC_SUCCESS) {
+        if (ep->fo.state == UCT_RC_VARUNA_FO_DEAD) {
+            return;
+        }
+        ucs_diag("rc_varuna: ep %p: control request %u on lane %u failed: "
+                 "%s", ep, kind, lane, ibv_wc_status_str(wc->status));
+        if ((ep->fo.state == UCT_RC_VARUNA_FO_FENCING) &&
+            (lane != ep->fo.failed_lane)) {
+            /* the lane we were failing over to is dead too */
+            uct_rc_varuna_ep_fail(ep, UCS_ERR_ENDPOINT_TIMEOUT);
+        } else if (lane == ep->active) {
+            uct_rc_varuna_ep_failover(ep, lane,
+                                      (wc->status == IBV_WC_RETRY_EXC_ERR) ?
+                                      UCT_RC_VARUNA_CAUSE_RETRY_EXC :
+                                      UCT_RC_VARUNA_CAUSE_WC_ERROR);
+        } else {
+            uct_rc_varuna_ep_failover(ep, lane, UCT_RC_VARUNA_CAUSE_WC_ERROR);
+        }
+        return;
+    }
+
+    if ((kind == UCT_RC_VARUNA_CTRL_WR_LOG_READ) &&
+        (ep->fo.state == UCT_RC_VARUNA_FO_FENCING)) {
+        ep->fo.log_sn  = *(uint64_t*)uct_rc_varuna_desc_data(ep->fo.log_desc);
+        ep->fo.flags  |= UCT_RC_VARUNA_FO_LOG_DONE;
+        ucs_debug("rc_varuna: ep %p: log word at the peer is %" PRIu64, ep,
+                  ep->fo.log_sn);
+    }
+    uct_rc_varuna_ep_failover_progress(ep);
+}
+
+
+/* ------------------------------------------------------------------------
+ * Re-protection (section 5.6)
+ * ------------------------------------------------------------------------ */
+
+static int uct_rc_varuna_ep_lane_port_up(uct_rc_varuna_iface_t *iface,
+                                         unsigned lane)
+{
+    return !uct_rc_varuna_md_port_down(uct_rc_varuna_iface_md(iface), lane,
+                                       iface->side[lane].port_num);
+}
+
+/* The initiator resets its failed lane and asks the peer to do the same. */
+static void uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
+                                           uct_rc_varuna_ep_t *ep,
+                                           ucs_time_t now)
+{
+    unsigned lane = uct_rc_varuna_other_lane(ep->active);
+
+    if (!ep->fo.initiator || (ep->fo.state != UCT_RC_VARUNA_FO_IDLE) ||
+        ep->fo.msg_valid) {
+        return;
+    }
+
+    if (ep->lane[lane].state == UCT_RC_VARUNA_LANE_RECONNECTING) {
+        if (now < ep->fo.rp_sent + 10 * iface->config.reprotect_interval) {
+            return;
+        }
+        ucs_debug("rc_varuna: ep %p: no answer to re-protection %u", ep,
+                  ep->fo.rp_attempt);
+        ep->lane[lane].state = UCT_RC_VARUNA_LANE_FAILED;
+    }
+
+    if ((ep->lane[lane].state != UCT_RC_VARUNA_LANE_FAILED) ||
+        !uct_rc_varuna_ep_lane_port_up(iface, lane) ||
+        !uct_rc_varuna_ctrl_room(iface, ep, ep->active)) {
+        return;
+    }
+
+    if (uct_rc_varuna_lane_reset(iface, ep, lane) != UCS_OK) {
+        return;
+    }
+    ep->fo.rp_lane = (uint8_t)lane;
+    ep->fo.rp_psn  = ep->lane[lane].sq_psn;
+    ep->fo.rp_sent = now;
+    ep->fo.rp_attempt++;
+    uct_rc_varuna_ep_queue_msg(ep, UCT_RC_VARUNA_CTRL_REPROTECT_REQ, lane,
+                               ep->fo.rp_psn, ep->fo.rp_attempt);
+    uct_rc_varuna_ep_ctrl_kick(ep);
+}
+
+static ucs_status_t
+uct_rc_varuna_ep_reprotect_connect(uct_rc_varuna_iface_t *iface,
+                                   uct_rc_varuna_ep_t *ep, unsigned lane,
+                                   uint32_t peer_psn)
+{
+    ucs_status_t status;
+    char buf[64];
+
+    status = uct_rc_varuna_lane_connect(iface, ep, lane, ep->fo.peer_qpn[lane],
+                                        peer_psn, &ep->fo.peer_ah[lane],
+                                        ep->fo.path_mtu);
+    if (status != UCS_OK) {
+        ep->lane[lane].state = UCT_RC_VARUNA_LANE_FAILED;
+        return status;
+    }
+
+    ep->lane[lane].state = UCT_RC_VARUNA_LANE_STANDBY;
+    ep->has_standby      = 1;
+    iface->fo.reprotected++;
+    uct_rc_varuna_ep_reprotect_unlist(ep);
+    ucs_diag("rc_varuna: ep %p: lane %s is the standby again", ep,
+             uct_rc_varuna_lane_str(iface, lane, buf, sizeof(buf)));
+    return UCS_OK;
+}
+
+static void uct_rc_varuna_ep_reprotect_req(uct_rc_varuna_iface_t *iface,
+                                           uct_rc_varuna_ep_t *ep,
+                                           const uct_rc_varuna_ctrl_msg_t *msg)
+{
+    unsigned lane = msg->lane;
+    uct_rc_varuna_lane_state_t state;
+
+    if (lane >= UCT_RC_VARUNA_NUM_SIDES) {
+        return;
+    }
+
+    state = (uct_rc_varuna_lane_state_t)ep->lane[lane].state;
+    if ((ep->fo.state != UCT_RC_VARUNA_FO_IDLE) || (lane == ep->active) ||
+        (ep->lane[lane].qp == NULL) || ep->fo.msg_valid ||
+        ((state != UCT_RC_VARUNA_LANE_FAILED) &&
+         (state != UCT_RC_VARUNA_LANE_STANDBY)) ||
+        !uct_rc_varuna_ep_lane_port_up(iface, lane) ||
+        (uct_rc_varuna_lane_reset(iface, ep, lane) != UCS_OK) ||
+        (uct_rc_varuna_ep_reprotect_connect(iface, ep, lane, msg->psn) !=
+         UCS_OK)) {
+        if (!ep->fo.msg_valid) {
+            uct_rc_varuna_ep_queue_msg(ep, UCT_RC_VARUNA_CTRL_REPROTECT_NACK,
+                                       lane, 0, msg->attempt);
+            uct_rc_varuna_ep_ctrl_kick(ep);
+        }
+        return;
+    }
+
+    uct_rc_varuna_ep_queue_msg(ep, UCT_RC_VARUNA_CTRL_REPROTECT_ACK, lane,
+                               ep->lane[lane].sq_psn, msg->attempt);
+    uct_rc_varuna_ep_ctrl_kick(ep);
+}
+
+
+/* ------------------------------------------------------------------------
+ * Control messages
+ * ------------------------------------------------------------------------ */
+
+void uct_rc_varuna_ep_ctrl_recv(uct_rc_varuna_ep_t *ep, unsigned lane,
+                                const uct_rc_varuna_ctrl_msg_t *msg,
+                                unsigned length)
+{
+    uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
+    unsigned about;
+
+    if ((length < sizeof(*msg)) || (ep->fo.state == UCT_RC_VARUNA_FO_DEAD)) {
+        return;
+    }
+
+    about = msg->lane;
+    ucs_debug("rc_varuna: ep %p: control message %u about lane %u epoch %u "
+              "psn 0x%x on lane %u", ep, msg->type, about, msg->epoch,
+              msg->psn, lane);
+
+    switch (msg->type) {
+    case UCT_RC_VARUNA_CTRL_FAILOVER:
+        if ((msg->epoch != ep->fo.epoch) ||
+            (about >= UCT_RC_VARUNA_NUM_SIDES)) {
+            return; /* about a failover both sides have finished */
+        }
+        if ((ep->fo.state == UCT_RC_VARUNA_FO_IDLE) && (about == ep->active)) {
+            uct_rc_varuna_ep_failover(ep, about, UCT_RC_VARUNA_CAUSE_PEER);
+        }
+        if ((ep->fo.state == UCT_RC_VARUNA_FO_FENCING) &&
+            (about == ep->fo.failed_lane)) {
+            ep->fo.flags       |= UCT_RC_VARUNA_FO_PEER_FENCED;
+            ep->fo.peer_rq_psn  = msg->psn;
+            uct_rc_varuna_ep_failover_progress(ep);
+        }
+        break;
+    case UCT_RC_VARUNA_CTRL_REPROTECT_REQ:
+        uct_rc_varuna_ep_reprotect_req(iface, ep, msg);
+        break;
+    case UCT_RC_VARUNA_CTRL_REPROTECT_ACK:
+        if ((about == ep->fo.rp_lane) && (msg->attempt == ep->fo.rp_attempt) &&
+            (ep->lane[about].state == UCT_RC_VARUNA_LANE_RECONNECTING)) {
+            uct_rc_varuna_ep_reprotect_connect(iface, ep, about, msg->psn);
+        }
+        break;
+    case UCT_RC_VARUNA_CTRL_REPROTECT_NACK:
+        if ((about == ep->fo.rp_lane) && (msg->attempt == ep->fo.rp_attempt) &&
+            (ep->lane[about].state == UCT_RC_VARUNA_LANE_RECONNECTING)) {
+            ep->lane[about].state = UCT_RC_VARUNA_LANE_FAILED;
+        }
+        break;
+    default:
+        ucs_debug("rc_varuna: ep %p: unknown control message %u", ep,
+                  msg->type);
+        break;
+    }
+}
+
+
+/* ------------------------------------------------------------------------
+ * Interface: port events, the watchdog, failovers under way, re-protection
+ * ------------------------------------------------------------------------ */
+
+static void uct_rc_varuna_iface_port_events(uct_rc_varuna_iface_t *iface)
+{
+    uct_rc_varuna_md_t *md = uct_rc_varuna_iface_md(iface);
+    int down[UCT_RC_VARUNA_NUM_SIDES];
+    uct_rc_varuna_ep_t *ep;
+    uct_rc_ep_t *rc_ep, *tmp;
+    unsigned side;
+
+    iface->fo.port_events = md->port_events;
+    ucs_memory_cpu_load_fence();
+    for (side = 0; side < UCT_RC_VARUNA_NUM_SIDES; side++) {
+        down[side] = uct_rc_varuna_md_port_down(md, side,
+                                                iface->side[side].port_num);
+    }
+
+    ucs_list_for_each_safe(rc_ep, tmp, &iface->super.ep_list, list) {
+        ep = ucs_derived_of(rc_ep, uct_rc_varuna_ep_t);
+        for (side = 0; side < UCT_RC_VARUNA_NUM_SIDES; side++) {
+            if ((ep->lane[side].qp == NULL) ||
+                ((side == UCT_RC_VARUNA_SIDE_STANDBY) && !iface->has_standby)) {
+                continue;
+            }
+            if (down[side] &&
+                ((ep->lane[side].state == UCT_RC_VARUNA_LANE_ACTIVE) ||
+                 (ep->lane[side].state == UCT_RC_VARUNA_LANE_STANDBY) ||
+                 (ep->lane[side].state == UCT_RC_VARUNA_LANE_RECONNECTING))) {
+                uct_rc_varuna_ep_failover(ep, side,
+                                          UCT_RC_VARUNA_CAUSE_PORT_ERR);
+            } else if (!down[side] &&
+                       (ep->lane[side].state == UCT_RC_VARUNA_LANE_FAILED)) {
+                uct_rc_varuna_ep_reprotect_try(iface, ep, ucs_get_time());
+            }
+        }
+    }
+}
+
+static void uct_rc_varuna_iface_periodic(uct_rc_varuna_iface_t *iface,
+                                         ucs_time_t now)
+{
+    uct_rc_varuna_ep_t *ep, *tmp_ep;
+    uct_rc_ep_t *rc_ep, *tmp;
+
+    iface->fo.next_check = now + iface->fo.check_interval;
+
+    if (iface->config.watchdog != 0) {
+        ucs_list_for_each_safe(rc_ep, tmp, &iface->super.ep_list, list) {
+            ep = ucs_derived_of(rc_ep, uct_rc_varuna_ep_t);
+            if (((ep->fo.state == UCT_RC_VARUNA_FO_IDLE) ||
+                 (ep->fo.state == UCT_RC_VARUNA_FO_REPLAYING)) &&
+                (ep->tx.done_sn < ep->tx.sig_sn) &&
+                (now > ep->tx.last_progress + iface->config.watchdog)) {
+                ucs_diag("rc_varuna: ep %p: nothing completed for %.0f ms "
+                         "with operations outstanding", ep,
+                         ucs_time_to_msec(now - ep->tx.last_progress));
+                uct_rc_varuna_ep_failover(ep, ep->active,
+                                          UCT_RC_VARUNA_CAUSE_WATCHDOG);
+            }
+        }
+    }
+
+    ucs_list_for_each_safe(ep, tmp_ep, &iface->fo.reprotect, fo.rp_list) {
+        uct_rc_varuna_ep_reprotect_try(iface, ep, now);
+    }
+}
+
+unsigned uct_rc_varuna_iface_failover_check(uct_rc_varuna_iface_t *iface)
+{
+    uct_rc_varuna_ep_t *ep, *tmp;
+    ucs_time_t now;
+
+    if (iface->fo.port_events != uct_rc_varuna_iface_md(iface)->port_events) {
+        uct_rc_varuna_iface_port_events(iface);
+    }
+
+    ucs_list_for_each_safe(ep, tmp, &iface->fo.active, fo.list) {
+        /* control requests waiting for room, CQ entries for the replay,
+         * the peer's timeout */
+        uct_rc_varuna_ep_failover_progress(ep);
+    }
+
+    now = ucs_get_time();
+    if (now >= iface->fo.next_check) {
+        uct_rc_varuna_iface_periodic(iface, now);
+    }
+    return 0;
+}
+
+ucs_status_t uct_rc_varuna_iface_failover_init(uct_rc_varuna_iface_t *iface,
+                         const uct_rc_varuna_iface_config_t *config)
+{
+    ucs_time_t interval;
+
+    if ((config->watchdog == UCS_TIME_AUTO) ||
+        (config->watchdog == UCS_TIME_INFINITY)) {
+        iface->config.watchdog = 0;
+    } else {
+        iface->config.watchdog = config->watchdog;
+    }
+    iface->config.peer_timeout       = (config->peer_timeout ==
+                                        UCS_TIME_AUTO) ? UCS_TIME_INFINITY :
+                                       config->peer_timeout;
+    iface->config.reprotect_interval = ucs_time_from_sec(
+                                               config->reprotect_interval);
+
+    interval = iface->config.reprotect_interval;
+    if (iface->config.watchdog != 0) {
+        interval = ucs_min(interval, iface->config.watchdog / 4);
+    }
+    iface->fo.check_interval = ucs_max(interval, ucs_time_from_msec(1));
+    iface->fo.next_check     = ucs_get_time() + iface->fo.check_interval;
+    iface->fo.port_events    = uct_rc_varuna_iface_md(iface)->port_events;
+
+    if ((config->report != NULL) && (config->report[0] != '\0')) {
+        iface->fo.report = fopen(config->report, "a");
+        if (iface->fo.report == NULL) {
+            ucs_error("rc_varuna: cannot open UCX_RC_VARUNA_REPORT file "
+                      "'%s': %m", config->report);
+            return UCS_ERR_INVALID_PARAM;
+        }
+    }
+    return UCS_OK;
+}
+
+void uct_rc_varuna_iface_failover_cleanup(uct_rc_varuna_iface_t *iface)
+{
+    if (iface->fo.report != NULL) {
+        fclose(iface->fo.report);
+        iface->fo.report = NULL;
+    }
+}
