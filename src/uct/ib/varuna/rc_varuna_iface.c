@@ -510,9 +510,9 @@ static unsigned uct_rc_varuna_iface_progress(void *arg)
     if (separate) {
         count += uct_rc_varuna_iface_poll_rx(iface, UCT_RC_VARUNA_SIDE_STANDBY);
     }
-    if (count > 0) {
-        uct_rc_varuna_iface_refill(iface, 0);
-    }
+    /* also when nothing came: buffers the user kept may be back in the
+     * pool since the last refill found it empty */
+    uct_rc_varuna_iface_refill(iface, 0);
     if (!uct_rc_iface_poll_tx(&iface->super, count) &&
         ucs_likely(ucs_list_is_empty(&iface->fo.active))) {
         return count;
