@@ -1,0 +1,522 @@
+/**
+ * Copyright (C) rc_varuna authors 2026. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+/*
+ * varuna_demo: a UCP program with a workload that cannot tolerate a
+ * duplicate or a loss, for the failover demo (contrib/demo).
+ *
+ *   varuna_demo server PORT
+ *   varuna_demo client HOST PORT [ROUNDS]
+ *
+ * The client, in a pipeline of WINDOW rounds in flight, does per round:
+ * a put of a pattern into its own slot of the server's memory, a 64-bit
+ * fetch-and-add of 1 on a counter there, and an active message carrying
+ * the round number. At the end it checks, reading the server's memory
+ * back: every slot holds its pattern, the counter equals the number of
+ * fetch-adds, and the fetch-add results are all distinct (each add seen
+ * exactly once). The server checks that the active messages arrived
+ * exactly once each, in order. Each side prints a verdict line; the exit
+ * status is 0 only when everything holds.
+ *
+ * Nothing here knows about rc_varuna: it runs over whatever UCX_TLS says.
+ */
+
+#include <ucp/api/ucp.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEMO_WINDOW      16
+#define DEMO_SLOT        64          /* bytes of server memory per round */
+#define DEMO_AM_ID       11
+#define DEMO_AM_DONE     12
+
+typedef struct {
+    uint64_t    slots_addr;
+    uint64_t    counter_addr;
+    uint32_t    rkey_len;
+    uint32_t    worker_addr_len;
+} demo_hello_t;
+
+static const uint64_t demo_one = 1;
+static ucp_context_h demo_context;
+static ucp_worker_h  demo_worker;
+
+/* server state */
+static uint64_t demo_am_next;       /* the round number expected next */
+static uint64_t demo_am_count, demo_am_dup, demo_am_out_of_order;
+static int64_t  demo_done_rounds = -1;
+
+static void demo_die(const char *what, ucs_status_t status)
+{
+    fprintf(stderr, "varuna_demo: %s: %s\n", what, ucs_status_string(status));
+    exit(2);
+}
+
+static double demo_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static uint64_t demo_pattern(uint64_t round, unsigned word)
+{
+    return (round * 0x9e3779b97f4a7c15ull) ^ (word * 0x100000001b3ull) ^ 1;
+}
+
+static void demo_send_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    ssize_t n;
+
+    while (len > 0) {
+        n = send(fd, p, len, 0);
+        if (n <= 0) {
+            perror("varuna_demo: send");
+            exit(2);
+        }
+        p   += n;
+        len -= n;
+    }
+}
+
+static void demo_recv_all(int fd, void *buf, size_t len)
+{
+    char *p = buf;
+    ssize_t n;
+
+    while (len > 0) {
+        n = recv(fd, p, len, 0);
+        if (n <= 0) {
+            fprintf(stderr, "varuna_demo: connection closed\n");
+            exit(2);
+        }
+        p   += n;
+        len -= n;
+    }
+}
+
+static void demo_init(void)
+{
+    ucp_worker_params_t worker_params;
+    ucp_params_t params;
+    ucs_status_t status;
+
+    memset(&params, 0, sizeof(params));
+    params.field_mask = UCP_PARAM_FIELD_FEATURES;
+    params.features   = UCP_FEATURE_RMA | UCP_FEATURE_AMO64 | UCP_FEATURE_AM;
+    status = ucp_init(&params, NULL, &demo_context);
+    if (status != UCS_OK) {
+        demo_die("ucp_init", status);
+    }
+
+    memset(&worker_params, 0, sizeof(worker_params));
+    worker_params.field_mask  = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+    worker_params.thread_mode = UCS_THREAD_MODE_SINGLE;
+    status = ucp_worker_create(demo_context, &worker_params, &demo_worker);
+    if (status != UCS_OK) {
+        demo_die("ucp_worker_create", status);
+    }
+}
+
+static ucs_status_t demo_wait(void *request)
+{
+    ucs_status_t status;
+
+    if (request == NULL) {
+        return UCS_OK;
+    }
+    if (UCS_PTR_IS_ERR(request)) {
+        return UCS_PTR_STATUS(request);
+    }
+    while ((status = ucp_request_check_status(request)) == UCS_INPROGRESS) {
+        ucp_worker_progress(demo_worker);
+    }
+    ucp_request_free(request);
+    return status;
+}
+
+static void demo_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
+{
+    fprintf(stderr, "varuna_demo: the endpoint failed: %s\n",
+            ucs_status_string(status));
+    exit(3);
+}
+
+static ucp_ep_h demo_connect(const void *worker_addr)
+{
+    ucp_ep_params_t ep_params;
+    ucp_ep_h ep;
+    ucs_status_t status;
+
+    memset(&ep_params, 0, sizeof(ep_params));
+    ep_params.field_mask      = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS |
+                                UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                                UCP_EP_PARAM_FIELD_ERR_HANDLER;
+    ep_params.address         = worker_addr;
+    ep_params.err_mode        = UCP_ERR_HANDLING_MODE_PEER;
+    ep_params.err_handler.cb  = demo_ep_error;
+    ep_params.err_handler.arg = NULL;
+    status = ucp_ep_create(demo_worker, &ep_params, &ep);
+    if (status != UCS_OK) {
+        demo_die("ucp_ep_create", status);
+    }
+    return ep;
+}
+
+/* ------------------------------------------------------------------------
+ * Server
+ * ------------------------------------------------------------------------ */
+
+static ucs_status_t demo_am_cb(void *arg, const void *header,
+                               size_t header_length, void *data,
+                               size_t length,
+                               const ucp_am_recv_param_t *param)
+{
+    uint64_t round;
+
+    memcpy(&round, data, sizeof(round));
+    if (round < demo_am_next) {
+        demo_am_dup++;
+    } else if (round > demo_am_next) {
+        demo_am_out_of_order++;
+    } else {
+        demo_am_next++;
+    }
+    demo_am_count++;
+    return UCS_OK;
+}
+
+static ucs_status_t demo_done_cb(void *arg, const void *header,
+                                 size_t header_length, void *data,
+                                 size_t length,
+                                 const ucp_am_recv_param_t *param)
+{
+    uint64_t rounds;
+
+    memcpy(&rounds, data, sizeof(rounds));
+    demo_done_rounds = (int64_t)rounds;
+    return UCS_OK;
+}
+
+static void demo_set_am(unsigned id, ucp_am_recv_callback_t cb)
+{
+    ucp_am_handler_param_t param;
+    ucs_status_t status;
+
+    memset(&param, 0, sizeof(param));
+    param.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID |
+                       UCP_AM_HANDLER_PARAM_FIELD_CB;
+    param.id         = id;
+    param.cb         = cb;
+    status = ucp_worker_set_am_recv_handler(demo_worker, &param);
+    if (status != UCS_OK) {
+        demo_die("ucp_worker_set_am_recv_handler", status);
+    }
+}
+
+static int demo_server(int port)
+{
+    struct sockaddr_in sin;
+    ucp_mem_map_params_t mparams;
+    ucp_address_t *worker_addr;
+    size_t worker_addr_len, rkey_len, mem_len;
+    void *rkey_buf, *peer_addr, *mem;
+    demo_hello_t hello, peer;
+    ucp_mem_h memh;
+    ucp_ep_h ep;
+    int lfd, fd, one = 1, ok;
+    uint8_t ack = 1;
+
+    demo_init();
+    demo_set_am(DEMO_AM_ID, demo_am_cb);
+    demo_set_am(DEMO_AM_DONE, demo_done_cb);
+
+    /* the slots, then the counter */
+    mem_len = (1 << 22) + sizeof(uint64_t);
+    mem     = calloc(1, mem_len);
+    memset(&mparams, 0, sizeof(mparams));
+    mparams.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
+                         UCP_MEM_MAP_PARAM_FIELD_LENGTH;
+    mparams.address    = mem;
+    mparams.length     = mem_len;
+    if (ucp_mem_map(demo_context, &mparams, &memh) != UCS_OK) {
+        demo_die("ucp_mem_map", UCS_ERR_NO_MEMORY);
+    }
+    if (ucp_rkey_pack(demo_context, memh, &rkey_buf, &rkey_len) != UCS_OK) {
+        demo_die("ucp_rkey_pack", UCS_ERR_NO_MEMORY);
+    }
+    if (ucp_worker_get_address(demo_worker, &worker_addr,
+                               &worker_addr_len) != UCS_OK) {
+        demo_die("ucp_worker_get_address", UCS_ERR_NO_MEMORY);
+    }
+
+    lfd = socket(AF_INET, SOCK_STREAM, 0);
+    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    memset(&sin, 0, sizeof(sin));
+    sin.sin_family      = AF_INET;
+    sin.sin_port        = htons(port);
+    sin.sin_addr.s_addr = htonl(INADDR_ANY);
+    if ((bind(lfd, (struct sockaddr*)&sin, sizeof(sin)) != 0) ||
+        (listen(lfd, 1) != 0)) {
+        perror("varuna_demo: bind/listen");
+        return 2;
+    }
+    printf("server: listening on port %d\n", port);
+    fflush(stdout);
+    fd = accept(lfd, NULL, NULL);
+    close(lfd);
+
+    hello.slots_addr      = (uintptr_t)mem;
+    hello.counter_addr    = (uintptr_t)mem + (1 << 22);
+    hello.rkey_len        = (uint32_t)rkey_len;
+    hello.worker_addr_len = (uint32_t)worker_addr_len;
+    demo_send_all(fd, &hello, sizeof(hello));
+    demo_send_all(fd, rkey_buf, rkey_len);
+    demo_send_all(fd, worker_addr, worker_addr_len);
+    demo_recv_all(fd, &peer, sizeof(peer));
+    peer_addr = malloc(peer.worker_addr_len);
+    demo_recv_all(fd, peer_addr, peer.worker_addr_len);
+    ep = demo_connect(peer_addr);
+
+    while (demo_done_rounds < 0) {
+        ucp_worker_progress(demo_worker);
+    }
+    /* the done message follows the last round's message on the same
+     * endpoint: everything has arrived */
+    ok = (demo_am_next == (uint64_t)demo_done_rounds) && (demo_am_dup == 0) &&
+         (demo_am_out_of_order == 0) &&
+         (demo_am_count == (uint64_t)demo_done_rounds);
+    printf("server: %s: %lu active messages for %ld rounds, %lu duplicates, "
+           "%lu out of order\n", ok ? "OK" : "WRONG",
+           (unsigned long)demo_am_count, (long)demo_done_rounds,
+           (unsigned long)demo_am_dup, (unsigned long)demo_am_out_of_order);
+    fflush(stdout);
+
+    /* let the client read our memory, then part */
+    demo_send_all(fd, &ack, 1);
+    demo_recv_all(fd, &ack, 1);
+    close(fd);
+    demo_wait(ucp_ep_close_nb(ep, UCP_EP_CLOSE_MODE_FORCE));
+    return ok ? 0 : 1;
+}
+
+/* ------------------------------------------------------------------------
+ * Client
+ * ------------------------------------------------------------------------ */
+
+typedef struct {
+    void     *put_req, *fadd_req, *am_req;
+    uint64_t put_value[DEMO_SLOT / sizeof(uint64_t)];
+    uint64_t am_value;
+    uint64_t fadd_result;
+} demo_round_t;
+
+static int demo_cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t*)a, y = *(const uint64_t*)b;
+
+    return (x > y) - (x < y);
+}
+
+static int demo_client(const char *host, int port, uint64_t rounds)
+{
+    demo_round_t *window = calloc(DEMO_WINDOW, sizeof(*window));
+    uint64_t *results    = calloc(rounds, sizeof(*results));
+    uint64_t lost = 0, failed = 0, dups = 0, bad_slots = 0, i, r, w;
+    ucp_request_param_t prm;
+    struct addrinfo hints, *ai;
+    ucp_address_t *worker_addr;
+    size_t worker_addr_len;
+    demo_hello_t hello, mine;
+    void *rkey_buf, *peer_addr;
+    uint64_t counter, *slots;
+    ucs_status_t status;
+    char port_str[16];
+    double start;
+    ucp_rkey_h rkey;
+    ucp_ep_h ep;
+    int fd = -1, ok;
+    uint8_t ack;
+
+    demo_init();
+    snprintf(port_str, sizeof(port_str), "%d", port);
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family   = AF_INET;
+    hints.ai_socktype = SOCK_STREAM;
+    if (getaddrinfo(host, port_str, &hints, &ai) != 0) {
+        fprintf(stderr, "varuna_demo: cannot resolve %s\n", host);
+        return 2;
+    }
+    for (i = 0; i < 100; i++) {
+        fd = socket(AF_INET, SOCK_STREAM, 0);
+        if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
+            break;
+        }
+        close(fd);
+        fd = -1;
+        usleep(100000);
+    }
+    freeaddrinfo(ai);
+    if (fd < 0) {
+        fprintf(stderr, "varuna_demo: cannot connect to %s:%d\n", host, port);
+        return 2;
+    }
+
+    demo_recv_all(fd, &hello, sizeof(hello));
+    rkey_buf  = malloc(hello.rkey_len);
+    peer_addr = malloc(hello.worker_addr_len);
+    demo_recv_all(fd, rkey_buf, hello.rkey_len);
+    demo_recv_all(fd, peer_addr, hello.worker_addr_len);
+    ucp_worker_get_address(demo_worker, &worker_addr, &worker_addr_len);
+    memset(&mine, 0, sizeof(mine));
+    mine.worker_addr_len = (uint32_t)worker_addr_len;
+    demo_send_all(fd, &mine, sizeof(mine));
+    demo_send_all(fd, worker_addr, worker_addr_len);
+
+    ep     = demo_connect(peer_addr);
+    status = ucp_ep_rkey_unpack(ep, rkey_buf, &rkey);
+    if (status != UCS_OK) {
+        demo_die("ucp_ep_rkey_unpack", status);
+    }
+    if (rounds * DEMO_SLOT > (1 << 22)) {
+        rounds = (1 << 22) / DEMO_SLOT;
+    }
+
+    printf("client: running %lu rounds (put + fetch-add + active message)\n",
+           (unsigned long)rounds);
+    fflush(stdout);
+    start = demo_now();
+
+    memset(&prm, 0, sizeof(prm));
+    for (r = 0; r < rounds + DEMO_WINDOW; r++) {
+        /* retire the round that used this window entry */
+        w = r % DEMO_WINDOW;
+        if (r >= DEMO_WINDOW) {
+            demo_round_t *old = &window[w];
+            uint64_t done     = r - DEMO_WINDOW;
+
+            if (demo_wait(old->put_req) != UCS_OK) {
+                failed++;
+            }
+            if (demo_wait(old->am_req) != UCS_OK) {
+                failed++;
+            }
+            status = demo_wait(old->fadd_req);
+            if (status == UCS_OK) {
+                results[done] = old->fadd_result;
+            } else {
+                /* executed once, its result lost with the link: rc_varuna
+                 * says so instead of inventing one or adding again */
+                results[done] = UINT64_MAX;
+                lost++;
+            }
+        }
+        if (r >= rounds) {
+            continue;
+        }
+
+        demo_round_t *cur = &window[w];
+        for (i = 0; i < DEMO_SLOT / sizeof(uint64_t); i++) {
+            cur->put_value[i] = demo_pattern(r, (unsigned)i);
+        }
+        cur->am_value = r;
+
+        prm.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
+        prm.datatype     = ucp_dt_make_contig(1);
+        cur->put_req = ucp_put_nbx(ep, cur->put_value, DEMO_SLOT,
+                                   hello.slots_addr + r * DEMO_SLOT, rkey,
+                                   &prm);
+
+        prm.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE |
+                           UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+        prm.datatype     = ucp_dt_make_contig(sizeof(uint64_t));
+        prm.reply_buffer = &cur->fadd_result;
+        cur->fadd_req = ucp_atomic_op_nbx(ep, UCP_ATOMIC_OP_ADD, &demo_one, 1,
+                                          hello.counter_addr, rkey, &prm);
+
+        prm.op_attr_mask = 0;
+        cur->am_req = ucp_am_send_nbx(ep, DEMO_AM_ID, NULL, 0, &cur->am_value,
+                                      sizeof(cur->am_value), &prm);
+        if ((r % (rounds / 10 + 1)) == 0) {
+            printf("client: round %lu\n", (unsigned long)r);
+            fflush(stdout);
+        }
+    }
+
+    /* tell the server how many rounds there were */
+    memset(&prm, 0, sizeof(prm));
+    demo_wait(ucp_am_send_nbx(ep, DEMO_AM_DONE, NULL, 0, &rounds,
+                              sizeof(rounds), &prm));
+    demo_wait(ucp_ep_flush_nbx(ep, &prm));
+    printf("client: %lu rounds in %.2f s\n", (unsigned long)rounds,
+           demo_now() - start);
+
+    /* read everything back */
+    demo_recv_all(fd, &ack, 1);
+    slots = malloc(rounds * DEMO_SLOT);
+    memset(&prm, 0, sizeof(prm));
+    demo_wait(ucp_get_nbx(ep, slots, rounds * DEMO_SLOT, hello.slots_addr,
+                          rkey, &prm));
+    demo_wait(ucp_get_nbx(ep, &counter, sizeof(counter), hello.counter_addr,
+                          rkey, &prm));
+    for (r = 0; r < rounds; r++) {
+        for (i = 0; i < DEMO_SLOT / sizeof(uint64_t); i++) {
+            if (slots[r * (DEMO_SLOT / 8) + i] != demo_pattern(r, (unsigned)i)) {
+                bad_slots++;
+                break;
+            }
+        }
+    }
+    qsort(results, rounds, sizeof(*results), demo_cmp_u64);
+    for (r = 1; r < rounds; r++) {
+        if ((results[r] != UINT64_MAX) && (results[r] == results[r - 1])) {
+            dups++;
+        }
+    }
+
+    ok = (counter == rounds) && (dups == 0) && (bad_slots == 0) &&
+         (failed == 0);
+    printf("client: %s: counter %lu after %lu fetch-adds (%s), %lu duplicate "
+           "fetch-add results, %lu results lost with the link (reported as "
+           "errors), %lu puts wrong, %lu operations failed\n",
+           ok ? "OK" : "WRONG", (unsigned long)counter, (unsigned long)rounds,
+           (counter == rounds) ? "each executed once" :
+           ((counter > rounds) ? "EXECUTED TWICE" : "LOST"),
+           (unsigned long)dups, (unsigned long)lost,
+           (unsigned long)bad_slots, (unsigned long)failed);
+    fflush(stdout);
+
+    demo_send_all(fd, &ack, 1);
+    close(fd);
+    ucp_rkey_destroy(rkey);
+    demo_wait(ucp_ep_close_nb(ep, UCP_EP_CLOSE_MODE_FORCE));
+    return ok ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    if ((argc >= 3) && !strcmp(argv[1], "server")) {
+        return demo_server(atoi(argv[2]));
+    } else if ((argc >= 4) && !strcmp(argv[1], "client")) {
+        return demo_client(argv[2], atoi(argv[3]),
+                           (argc >= 5) ? strtoull(argv[4], NULL, 0) : 20000);
+    }
+    fprintf(stderr, "usage: %s server PORT\n"
+                    "       %s client HOST PORT [ROUNDS]\n", argv[0], argv[0]);
+    return 2;
+}
