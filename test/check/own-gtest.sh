@@ -1,0 +1,60 @@
+#!/bin/bash
+#
+# Copyright (C) rc_varuna authors 2026. ALL RIGHTS RESERVED.
+# See file LICENSE for terms.
+#
+# Our gtest cases (every test_rc_varuna* case: steady state, classification,
+# the failover matrix, the randomized trials) in UCX's gtest binary, on
+# softib, for one standby configuration. The binary runs under "softib run"
+# in a registry of its own and a timeout.
+#
+# Usage: test/check/own-gtest.sh auto|same [GTEST ARGS...]
+#          auto  standby on another device (UCX_RC_VARUNA_STANDBY=auto)
+#          same  standby on the other port of the same device
+# Environment: RC_VARUNA_PREFIX, RC_VARUNA_UCX_BUILD (". build/env.sh" or
+# make check set them; default build/ next to this repository),
+# GTEST_FILTER (default "*test_rc_varuna*"), GTEST_TIMEOUT (default 1500 s),
+# RC_VARUNA_TRIALS / RC_VARUNA_SEED (the randomized trials, see README).
+#
+
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+standby=${1:?usage: $0 auto|same}
+shift
+case $standby in
+auto|same) ;;
+*) echo "usage: $0 auto|same" >&2; exit 2 ;;
+esac
+
+build=${RC_VARUNA_UCX_BUILD:-$root/build/ucx/build}
+prefix=${RC_VARUNA_PREFIX:-$root/build/prefix}
+gtest=$build/test/gtest/gtest
+softib=$prefix/bin/softib
+[[ -x $gtest ]] || { echo "$gtest is missing: build first" >&2; exit 1; }
+[[ -x $softib ]] || { echo "$softib is missing: build first" >&2; exit 1; }
+
+# The gtest binary uses UCX's libraries from its build tree, not our prefix's
+LD_LIBRARY_PATH=$(printf '%s' "${LD_LIBRARY_PATH:-}" | tr ':' '\n' |
+                  grep -vxF "$prefix/lib" | paste -sd: -) || true
+export LD_LIBRARY_PATH
+# Fault rules and link changes of other runs must not reach this one
+export SOFTIB_REGISTRY=/dev/shm/softib-own-gtest-$standby.$$
+rm -f "$SOFTIB_REGISTRY"
+trap 'rm -f "$SOFTIB_REGISTRY"' EXIT
+export UCX_RC_VARUNA_STANDBY=$standby
+# No terminal in CI: a backtrace on a fatal error instead of freezing
+export UCX_HANDLE_ERRORS=${UCX_HANDLE_ERRORS:-bt}
+export UCX_LOG_LEVEL=${UCX_LOG_LEVEL:-warn}
+
+filter=${GTEST_FILTER:-*test_rc_varuna*}
+echo "own-gtest: STANDBY=$standby gtest --gtest_filter=$filter $*"
+cd "$build/test/gtest" || exit 1
+start=$SECONDS
+timeout --kill-after=30 "${GTEST_TIMEOUT:-1500}" \
+    "$softib" run -- "$gtest" --gtest_filter="$filter" "$@"
+status=$?
+((status == 124)) && echo "own-gtest: TIMEOUT after ${GTEST_TIMEOUT:-1500} s"
+echo "own-gtest: STANDBY=$standby exit $status, $((SECONDS - start)) s"
+exit "$status"
