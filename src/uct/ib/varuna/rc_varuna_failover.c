@@ -665,7 +665,7 @@ static void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
 {
     uct_rc_varuna_report_t *rep = &ep->fo.report;
     double decide_us, recover_us;
-    char from[64], to[64];
+    char from[64], to[64], log_sn[32], peer_rq_psn[16];
 
     decide_us  = ucs_time_to_usec(rep->t_decided - rep->t_detect);
     recover_us = ucs_time_to_usec(rep->t_recovered - rep->t_detect);
@@ -687,6 +687,19 @@ static void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
         return;
     }
 
+    /* what the failover could not learn is null, not a made-up number */
+    if (rep->log_valid) {
+        ucs_snprintf_zero(log_sn, sizeof(log_sn), "%" PRIu64, rep->log_sn);
+    } else {
+        ucs_strncpy_zero(log_sn, "null", sizeof(log_sn));
+    }
+    if (rep->psn_valid) {
+        ucs_snprintf_zero(peer_rq_psn, sizeof(peer_rq_psn), "%u",
+                          rep->peer_rq_psn);
+    } else {
+        ucs_strncpy_zero(peer_rq_psn, "null", sizeof(peer_rq_psn));
+    }
+
     fprintf(iface->fo.report,
             "{\"event\":\"failover\",\"pid\":%d,\"ep\":\"%p\",\"epoch\":%u,"
             "\"cause\":\"%s\",\"from\":\"%s\",\"to\":\"%s\","
@@ -696,7 +709,7 @@ static void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
             "\"conflicts\":%u,\"results_lost\":%u,\"reread\":%u,"
             "\"resent_ops\":%u,\"resent_bytes\":%zu,"
             "\"blanket_ops\":%u,\"blanket_bytes\":%zu,"
-            "\"log_sn\":%s%" PRIu64 "%s,\"peer_rq_psn\":%s%u%s,"
+            "\"log_sn\":%s,\"peer_rq_psn\":%s,"
             "\"detect_to_decided_us\":%.1f,\"detect_to_recovered_us\":%.1f,"
             "\"qp_created\":%lu,\"qp_connected\":%lu}\n",
             getpid(), ep, ep->fo.epoch, uct_rc_varuna_cause_str(rep->cause),
@@ -707,10 +720,7 @@ static void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
             rep->by_log, rep->by_psn, rep->by_idempotence, rep->conflicts,
             rep->results_lost, rep->reread, rep->resent_ops,
             rep->resent_bytes, rep->blanket_ops, rep->blanket_bytes,
-            rep->log_valid ? "" : "\"", rep->log_valid ? rep->log_sn : 0,
-            rep->log_valid ? "" : "\"",
-            rep->psn_valid ? "" : "\"", rep->psn_valid ? rep->peer_rq_psn : 0,
-            rep->psn_valid ? "" : "\"", decide_us, recover_us,
+            log_sn, peer_rq_psn, decide_us, recover_us,
             iface->fo.qp_created, iface->fo.qp_connected);
     fflush(iface->fo.report);
 }
