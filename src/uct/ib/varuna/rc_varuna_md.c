@@ -209,6 +209,23 @@ uct_rc_varuna_query_md_resources(uct_component_t *component,
         }
     }
 
+    /* a standby device named by the user must exist: a typo would
+     * otherwise leave every endpoint silently without failover */
+    if ((standby_dev[0] != '\0') &&
+        strcmp(standby_dev, UCT_RC_VARUNA_STANDBY_SAME)) {
+        for (j = 0; j < num; j++) {
+            if (!strcmp(ibv_get_device_name(devices[j]), standby_dev)) {
+                break;
+            }
+        }
+        if (j == num) {
+            ucs_error("UCX_RC_VARUNA_STANDBY=%s: there is no device '%s'; "
+                      "rc_varuna is not used", config->standby, standby_dev);
+            status = UCS_ERR_NO_DEVICE;
+            goto out_free;
+        }
+    }
+
     for (i = 0; i < num; i++) {
         if (active[i] == 0) {
             continue;
