@@ -21,6 +21,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -258,15 +259,32 @@ void sib_engine_app_sleeps(struct sib_engine *eng)
 
 static int sib_engine_wait(int epfd, uint64_t timeout_ns)
 {
+    static int no_pwait2;
     struct epoll_event ev[SIB_MAX_SOCKS + 1];
     struct timespec ts, *tsp = NULL;
+    uint64_t timeout_ms;
+    int ret;
 
-    if (timeout_ns != UINT64_MAX) {
-        ts.tv_sec  = (time_t)(timeout_ns / 1000000000ull);
-        ts.tv_nsec = (long)(timeout_ns % 1000000000ull);
-        tsp        = &ts;
+    if (!__atomic_load_n(&no_pwait2, __ATOMIC_RELAXED)) {
+        if (timeout_ns != UINT64_MAX) {
+            ts.tv_sec  = (time_t)(timeout_ns / 1000000000ull);
+            ts.tv_nsec = (long)(timeout_ns % 1000000000ull);
+            tsp        = &ts;
+        }
+        ret = epoll_pwait2(epfd, ev, SIB_MAX_SOCKS + 1, tsp, NULL);
+        if ((ret >= 0) || (errno != ENOSYS)) {
+            return ret;
+        }
+        /* older kernels and valgrind lack it: without this fallback the
+         * engine thread would spin */
+        __atomic_store_n(&no_pwait2, 1, __ATOMIC_RELAXED);
     }
-    return epoll_pwait2(epfd, ev, SIB_MAX_SOCKS + 1, tsp, NULL);
+
+    /* millisecond resolution, rounded up so that a deadline is not missed */
+    timeout_ms = (timeout_ns == UINT64_MAX) ? UINT64_MAX :
+                 (timeout_ns + 999999ull) / 1000000ull;
+    return epoll_wait(epfd, ev, SIB_MAX_SOCKS + 1,
+                      (timeout_ms > INT_MAX) ? -1 : (int)timeout_ms);
 }
 
 static uint64_t sib_engine_deadline(struct sib_engine *eng)
