@@ -278,6 +278,8 @@ struct sib_qp {
     struct sib_srq        *srq;
     enum ibv_qp_type       type;
     int                    sq_sig_all;
+    uint32_t               events_reported; /* async events handed out;
+                                               engine lock */
 
     /* The QP's real state. ibv_qp.state is only what the application last
      * set or queried: libibverbs updates it in ibv_modify_qp and

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -20,7 +21,7 @@
 /* What the async fd carries: one record per event. */
 struct sib_async_rec {
     uint32_t type;
-    uint32_t reserved;
+    uint32_t qpn;       /* a QP event's QP number, to find it still alive */
     uint64_t element;
 };
 
@@ -432,6 +433,44 @@ int ibv_close_device(struct ibv_context *context)
     return 0;
 }
 
+static int sib_async_is_qp_event(enum ibv_event_type type)
+{
+    switch (type) {
+    case IBV_EVENT_QP_FATAL:
+    case IBV_EVENT_QP_REQ_ERR:
+    case IBV_EVENT_QP_ACCESS_ERR:
+    case IBV_EVENT_COMM_EST:
+    case IBV_EVENT_SQ_DRAINED:
+    case IBV_EVENT_PATH_MIG:
+    case IBV_EVENT_PATH_MIG_ERR:
+    case IBV_EVENT_QP_LAST_WQE_REACHED:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* A QP event read from the pipe: the QP if it is still alive, counted as
+ * reported so that ibv_destroy_qp waits for its ack (as the kernel's
+ * uverbs does); NULL if the QP was destroyed since, and then the event is
+ * dropped, as uverbs drops the unread events of a destroyed object. */
+static struct sib_qp *sib_async_qp(struct sib_context *ctx,
+                                   const struct sib_async_rec *rec)
+{
+    struct sib_qp *qp;
+
+    sib_engine_lock(ctx->eng);
+    qp = ctx->qp_table[rec->qpn & (SIB_QPS_PER_SLOT - 1)];
+    if ((qp != (struct sib_qp*)(uintptr_t)rec->element) || (qp == NULL) ||
+        (sib_qp_ib(qp)->qp_num != rec->qpn)) {
+        qp = NULL;
+    } else {
+        qp->events_reported++;
+    }
+    sib_engine_unlock(ctx->eng);
+    return qp;
+}
+
 /* Engine lock held (or the context is being set up). */
 void sib_async_event(struct sib_context *ctx, enum ibv_event_type type,
                      void *element)
@@ -441,6 +480,9 @@ void sib_async_event(struct sib_context *ctx, enum ibv_event_type type,
     memset(&rec, 0, sizeof(rec));
     rec.type    = (uint32_t)type;
     rec.element = (uint64_t)(uintptr_t)element;
+    if (sib_async_is_qp_event(type)) {
+        rec.qpn = sib_qp_ib((struct sib_qp*)element)->qp_num;
+    }
     if (write(ctx->async_wr_fd, &rec, sizeof(rec)) != sizeof(rec)) {
         sib_log_warn("async event %s lost: %m", ibv_event_type_str(type));
     }
@@ -473,14 +515,30 @@ int ibv_get_async_event(struct ibv_context *context,
                         struct ibv_async_event *event)
 {
     struct sib_async_rec rec;
+    struct sib_qp *qp = NULL;
+    struct pollfd pfd;
     ssize_t n;
 
-    n = read(context->async_fd, &rec, sizeof(rec));
-    if (n != sizeof(rec)) {
-        if (n >= 0) {
-            errno = EIO;
+    for (;;) {
+        n = read(context->async_fd, &rec, sizeof(rec));
+        if (n != sizeof(rec)) {
+            if (n >= 0) {
+                errno = EIO;
+            }
+            return -1;
         }
-        return -1;
+        if (!sib_async_is_qp_event((enum ibv_event_type)rec.type) ||
+            ((qp = sib_async_qp(to_sctx(context), &rec)) != NULL)) {
+            break;
+        }
+        /* the event of a destroyed QP was never there: if nothing else is,
+         * say so rather than block a caller that polled the fd first */
+        pfd.fd     = context->async_fd;
+        pfd.events = POLLIN;
+        if (poll(&pfd, 1, 0) != 1) {
+            errno = EAGAIN;
+            return -1;
+        }
     }
 
     event->event_type = (enum ibv_event_type)rec.type;
@@ -506,7 +564,7 @@ int ibv_get_async_event(struct ibv_context *context,
         event->element.port_num = 0;
         break;
     default:
-        event->element.qp = sib_qp_ib((struct sib_qp*)(uintptr_t)rec.element);
+        event->element.qp = (qp != NULL) ? sib_qp_ib(qp) : NULL;
         break;
     }
     return 0;
@@ -514,8 +572,19 @@ int ibv_get_async_event(struct ibv_context *context,
 
 void ibv_ack_async_event(struct ibv_async_event *event)
 {
-    /* Nothing to count: destroy calls here do not wait for acks. */
-    (void)event;
+    struct ibv_qp *ibqp;
+
+    /* only QP events are waited for (ibv_destroy_qp): the QP stays valid
+     * until its events are acknowledged */
+    if (!sib_async_is_qp_event(event->event_type) ||
+        (event->element.qp == NULL)) {
+        return;
+    }
+    ibqp = event->element.qp;
+    pthread_mutex_lock(&ibqp->mutex);
+    ibqp->events_completed++;
+    pthread_cond_signal(&ibqp->cond);
+    pthread_mutex_unlock(&ibqp->mutex);
 }
 
 int ibv_fork_init(void)

@@ -375,10 +375,22 @@ int ibv_destroy_qp(struct ibv_qp *ibqp)
     struct sib_qp *qp       = to_sqp(ibqp);
     struct sib_context *ctx = qp->ctx;
 
+    uint32_t reported;
+
     sib_engine_lock(ctx->eng);
     sib_engine_unschedule(qp);
     ctx->qp_table[ibqp->qp_num & (SIB_QPS_PER_SLOT - 1)] = NULL;
+    /* no event of this QP is reported from now on (see sib_async_qp) */
+    reported = qp->events_reported;
     sib_engine_unlock(ctx->eng);
+
+    /* like libibverbs over uverbs: the events handed out must be
+     * acknowledged first, their element pointing at this QP */
+    pthread_mutex_lock(&ibqp->mutex);
+    while (ibqp->events_completed != reported) {
+        pthread_cond_wait(&ibqp->cond, &ibqp->mutex);
+    }
+    pthread_mutex_unlock(&ibqp->mutex);
 
     pthread_mutex_destroy(&ibqp->mutex);
     pthread_cond_destroy(&ibqp->cond);

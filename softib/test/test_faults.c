@@ -567,6 +567,28 @@ static void t_last_wqe_reached(void)
     close_pair();
 }
 
+/* A QP destroyed before its event is read takes the event with it (uverbs
+ * drops the unread events of a destroyed object): a reader must never get
+ * a pointer to a freed QP. */
+static void t_event_of_destroyed_qp(void)
+{
+    struct st_opts o = st_default_opts();
+    struct ibv_async_event ev;
+    struct ibv_qp_attr attr;
+
+    if (open_pair("softib0", 1, "softib1", 1, &o, 1)) {
+        return;
+    }
+    memset(&attr, 0, sizeof(attr));
+    attr.qp_state = IBV_QPS_ERR;
+    ST_CHECK(!ibv_modify_qp(b.qp, &attr, IBV_QP_STATE), "to ERR");
+    ST_CHECK(!ibv_destroy_qp(b.qp), "destroy");
+    b.qp = NULL;
+    ST_CHECK(st_async_event(&b, &ev, 200) != 0, "got %s of a destroyed QP",
+             ibv_event_type_str(ev.event_type));
+    close_pair();
+}
+
 /* The responder's application unmaps memory whose registration is still
  * alive (UCX's registration cache does this routinely), and a late WRITE,
  * READ and atomic arrive. An HCA works on the pinned pages: nothing fails,
@@ -706,6 +728,7 @@ int main(void)
         { "peer_killed", t_peer_killed },
         { "malformed_packets", t_malformed_packets },
         { "last_wqe_reached", t_last_wqe_reached },
+        { "event_of_destroyed_qp", t_event_of_destroyed_qp },
         { "delay_rule", t_delay_rule },
         { "unmapped_mr", t_unmapped_mr },
     };
