@@ -14,7 +14,9 @@
 # Environment: RC_VARUNA_PREFIX, RC_VARUNA_UCX_BUILD (". build/env.sh" or
 # make check set them; default build/ next to this repository),
 # GTEST_FILTER (default "*test_rc_varuna*"), GTEST_TIMEOUT (default 1500 s),
-# RC_VARUNA_TRIALS / RC_VARUNA_SEED (the randomized trials, see README).
+# RC_VARUNA_TRIALS / RC_VARUNA_SEED (the randomized trials, see README),
+# RC_VARUNA_GTEST_WRAPPER (a command the binary runs under, e.g. valgrind:
+# see own-gtest-valgrind.sh).
 #
 
 set -uo pipefail
@@ -52,8 +54,10 @@ filter=${GTEST_FILTER:-*test_rc_varuna*}
 echo "own-gtest: STANDBY=$standby gtest --gtest_filter=$filter $*"
 cd "$build/test/gtest" || exit 1
 start=$SECONDS
+# shellcheck disable=SC2086 # the wrapper is a command line
 timeout --kill-after=30 "${GTEST_TIMEOUT:-1500}" \
-    "$softib" run -- "$gtest" --gtest_filter="$filter" "$@"
+    "$softib" run -- ${RC_VARUNA_GTEST_WRAPPER:-} "$gtest" \
+    --gtest_filter="$filter" "$@"
 status=$?
 ((status == 124)) && echo "own-gtest: TIMEOUT after ${GTEST_TIMEOUT:-1500} s"
 echo "own-gtest: STANDBY=$standby exit $status, $((SECONDS - start)) s"

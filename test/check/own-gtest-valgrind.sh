@@ -1,0 +1,38 @@
+#!/bin/bash
+#
+# Copyright (C) rc_varuna authors 2026. ALL RIGHTS RESERVED.
+# See file LICENSE for terms.
+#
+# Our failover gtest cases under valgrind's memcheck: no invalid access, no
+# leak (definite or indirect) through failovers, 100 fail/restore cycles and
+# both paths dying (the peer-failure path). A subset: valgrind slows the
+# cases 20 to 50 times.
+#
+# Usage: test/check/own-gtest-valgrind.sh [auto|same] [GTEST ARGS...]
+# Environment: as own-gtest.sh; VALGRIND_FILTER replaces the default
+# selection, e.g. VALGRIND_FILTER='rc_varuna/test_rc_varuna_failover.*'
+# with RC_VARUNA_FI_STEP=4 for the matrix.
+#
+
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+build=${RC_VARUNA_UCX_BUILD:-$root/build/ucx/build}
+
+command -v valgrind >/dev/null || {
+    echo "valgrind is not installed (contrib/debian-packages lists it)"
+    exit 77
+}
+
+fo=rc_varuna/test_rc_varuna_failover
+export GTEST_FILTER=${VALGRIND_FILTER:-$fo.both_paths_down/*:$fo.fail_lane_hook/*:$fo.cycles_alternating_ports/0:$fo.fadd/0:$fo.am_bcopy/0}
+export RC_VARUNA_FI_STEP=${RC_VARUNA_FI_STEP:-3}
+export GTEST_TIMEOUT=${GTEST_TIMEOUT:-1500}
+export UCX_HANDLE_ERRORS=none
+# valgrind's memcheck, the way UCX's own "make test_valgrind" runs it
+export RC_VARUNA_GTEST_WRAPPER="valgrind --leak-check=full
+    --show-leak-kinds=definite,indirect
+    --errors-for-leak-kinds=definite,indirect --error-exitcode=3
+    --num-callers=30 --suppressions=${RC_VARUNA_UCX_SRC:-$root/build/ucx/src}/contrib/valgrind.supp"
+exec bash "$here/own-gtest.sh" "${1:-auto}" "${@:2}"
