@@ -40,14 +40,18 @@ uct_suites="test_uct_ep uct_p2p_rma_test uct_p2p_am_test uct_amo_*
             uct_flush_test test_uct_pending test_uct_peer_failure"
 ucp_suites="test_ucp_tag_* test_ucp_rma* test_ucp_atomic* test_ucp_am*"
 
-# Groups: NAME, gtest instance (the part before "/"), suites. One line adds
-# a group, e.g. for our transport:
-#   "rc_varuna-uct  rc_varuna  $uct_suites"
-#   "rcvar-ucp      rcvar      $ucp_suites"
+# Groups: NAME, gtest instance (the part before "/"), suites. rc_varuna's
+# groups run the same suites as rc_verbs' ("rcvar" is the UCP instance with
+# "rc_varuna,ud_verbs:aux", contrib/ucx-patches/0003-*). The UCP groups add
+# test_ucp_peer_failure (not its _keepalive variant): the error path an
+# endpoint takes when its peer dies (DESIGN.md G5), run for rc_verbs too so
+# the two compare like with like.
 groups=(
-    "rc_verbs-uct  rc_verbs  $uct_suites"
-    "ud_verbs-uct  ud_verbs  $uct_suites"
-    "rc_v-ucp      rc        $ucp_suites"
+    "rc_verbs-uct   rc_verbs   $uct_suites"
+    "ud_verbs-uct   ud_verbs   $uct_suites"
+    "rc_varuna-uct  rc_varuna  $uct_suites"
+    "rc_v-ucp       rc         $ucp_suites test_ucp_peer_failure"
+    "rcvar-ucp      rcvar      $ucp_suites test_ucp_peer_failure"
 )
 
 # Left out by -q, for any instance. These pass; they take three quarters of

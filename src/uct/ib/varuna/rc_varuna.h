@@ -142,6 +142,7 @@ typedef enum {
 typedef struct uct_rc_varuna_iface_config {
     uct_rc_iface_config_t   super;
     size_t                  max_am_hdr;
+    size_t                  max_zcopy;
     int                     log_enable;
     int                     recovery;
     unsigned                standby_rx_len;
@@ -223,6 +224,7 @@ typedef struct uct_rc_varuna_iface {
         size_t              max_inline;
         size_t              max_send_sge;
         size_t              short_desc_size;
+        size_t              max_zcopy;        /* bytes of one put/get WR */
         size_t              op_size;          /* one replay record */
         unsigned            tx_max_wr;
         unsigned            max_ops;          /* in flight per endpoint */
@@ -455,6 +457,7 @@ typedef struct uct_rc_varuna_ep {
         uint32_t            am_seq;           /* last SEND numbered */
         unsigned            settled;          /* records SETTLED */
         uint64_t            sig_sn;           /* last posted signaled */
+        size_t              unsig_bytes;      /* posted since sig_sn */
         ucs_time_t          last_progress;    /* for the watchdog */
     } tx;
 

@@ -720,6 +720,8 @@ ucs_status_t uct_rc_varuna_ep_put_zcopy(uct_ep_h tl_ep, const uct_iov_t *iov,
 
     UCT_CHECK_IOV_SIZE(iovcnt, iface->config.max_send_sge,
                        "uct_rc_varuna_ep_put_zcopy");
+    UCT_CHECK_LENGTH(uct_iov_total_length(iov, iovcnt), 0,
+                     iface->config.max_zcopy, "put_zcopy");
     status = uct_rc_varuna_ep_rdma_zcopy(iface, ep, UCT_RC_VARUNA_OP_PUT_ZCOPY,
                                          IBV_WR_RDMA_WRITE, iov, iovcnt,
                                          remote_addr, rkey, comp, &length);

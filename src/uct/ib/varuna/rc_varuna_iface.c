@@ -40,6 +40,16 @@ static ucs_config_field_t uct_rc_varuna_iface_config_table[] = {
      ucs_offsetof(uct_rc_varuna_iface_config_t, max_am_hdr),
      UCS_CONFIG_TYPE_MEMUNITS},
 
+    {"MAX_ZCOPY", "1m",
+     "The most bytes one zero-copy put or get moves in one work request\n"
+     "(UCP splits larger transfers), and the most bytes posted between two\n"
+     "signaled requests. It bounds the time between two completions of a\n"
+     "healthy endpoint, which must stay well below WATCHDOG at the slowest\n"
+     "bandwidth expected, and what a failover resends for an operation\n"
+     "the link cut in the middle.",
+     ucs_offsetof(uct_rc_varuna_iface_config_t, max_zcopy),
+     UCS_CONFIG_TYPE_MEMUNITS},
+
     {"LOG", "y",
      "Write a completion log entry (an 8-byte inline RDMA WRITE of the\n"
      "operation's sequence number) behind every operation. With 'n', a\n"
@@ -575,7 +585,9 @@ static ucs_status_t uct_rc_varuna_iface_query(uct_iface_h tl_iface,
         return status;
     }
 
-    iface_attr->cap.flags  |= UCT_IFACE_FLAG_EP_CHECK;
+    iface_attr->cap.flags         |= UCT_IFACE_FLAG_EP_CHECK;
+    iface_attr->cap.put.max_zcopy  = ucs_min(iface_attr->cap.put.max_zcopy,
+                                             iface->config.max_zcopy);
     iface_attr->latency.m  += 1e-9;  /* per extra QP, as rc_verbs */
     /* software overhead, plus posting the log write */
     iface_attr->overhead    = iface->config.log_enable ? 85e-9 : 75e-9;
@@ -872,6 +884,18 @@ static UCS_CLASS_INIT_FUNC(uct_rc_varuna_iface_t, uct_md_h tl_md,
                                                config->max_am_hdr);
     self->config.short_desc_size     = ucs_max(UCT_IB_MAX_ATOMIC_SIZE,
                                                self->config.short_desc_size);
+
+    /* A completion at least every max_zcopy bytes: the watchdog counts
+     * from the last one, and must not take a large transfer on a slow
+     * link for a dead link (a 64 MB WRITE takes over 250 ms at 250 MB/s). */
+    if ((config->max_zcopy == UCS_MEMUNITS_AUTO) ||
+        (config->max_zcopy == UCS_MEMUNITS_INF)) {
+        self->config.max_zcopy = UCS_MBYTE;
+    } else {
+        self->config.max_zcopy = ucs_max(config->max_zcopy, UCS_KBYTE);
+    }
+    self->super.config.max_get_zcopy = ucs_min(self->super.config.max_get_zcopy,
+                                               self->config.max_zcopy);
 
     status = uct_rc_init_fc_thresh(&config->super, &self->super);
     if (status != UCS_OK) {

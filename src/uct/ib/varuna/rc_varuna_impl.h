@@ -272,14 +272,21 @@ uct_rc_varuna_ep_post_op(uct_rc_varuna_iface_t *iface, uct_rc_varuna_ep_t *ep,
     lane->sq_psn = uct_rc_varuna_psn_add(lane->sq_psn, npsn);
     op->lane     = (uint8_t)lane_index;
 
+    /* signaled every tx_moderation requests, and every max_zcopy bytes so
+     * that a healthy endpoint completes something well within the
+     * watchdog's interval */
     signal = signal ||
-             uct_rc_iface_tx_moderation(&iface->super, &ep->super.txqp, 1);
+             uct_rc_iface_tx_moderation(&iface->super, &ep->super.txqp, 1) ||
+             ((ep->tx.unsig_bytes + op->length) > iface->config.max_zcopy);
     if (signal) {
         if (ep->tx.done_sn >= ep->tx.sig_sn) {
             /* the watchdog counts from the first completion awaited */
             ep->tx.last_progress = ucs_get_time();
         }
-        ep->tx.sig_sn = op->sn;
+        ep->tx.sig_sn      = op->sn;
+        ep->tx.unsig_bytes = 0;
+    } else {
+        ep->tx.unsig_bytes += op->length;
     }
 
     wr[0].wr_id = op->sn | UCT_RC_VARUNA_WRID_OP;

@@ -278,4 +278,57 @@ UCS_TEST_P(test_rc_varuna, no_log_when_disabled, "LOG=n")
     EXPECT_GE(vep(m_e1)->tx.sn, 10ull);
 }
 
+/*
+ * A large transfer on a healthy link is not a dead link: the watchdog
+ * fails over when nothing completes for its interval, so no work request
+ * may be larger than MAX_ZCOPY and a completion is requested at least every
+ * MAX_ZCOPY bytes. 64 MB of unsignaled puts under a 100 ms watchdog would
+ * otherwise have one completion, at the end (found by UCX's
+ * test_ucp_tag_match_rndv.bidir_multi_exp_post: 128 MB rendezvous).
+ */
+UCS_TEST_P(test_rc_varuna, large_transfer_is_not_a_failure, "WATCHDOG=100ms")
+{
+    static const unsigned count = 64;
+    const uct_iface_attr_t &attr = m_e1->iface_attr();
+    uct_rc_varuna_iface_t *iface = viface(m_e1);
+    size_t max_zcopy             = iface->config.max_zcopy;
+
+    EXPECT_EQ(UCS_MBYTE, max_zcopy); /* the default */
+    EXPECT_LE(attr.cap.put.max_zcopy, max_zcopy);
+    EXPECT_LE(attr.cap.get.max_zcopy, max_zcopy);
+
+    mapped_buffer src(max_zcopy, 0, *m_e1), dst(max_zcopy, 0, *m_e2);
+    uct_rc_varuna_ep_t *ep = vep(m_e1);
+    uint64_t sn_before     = ep->tx.sn;
+
+    /* unsignaled, back to back: only the byte count asks for completions
+     * before the flush */
+    src.pattern_fill(7);
+    for (unsigned i = 0; i < count; ++i) {
+        post([&]() {
+            return uct_ep_put_zcopy(m_e1->ep(0), src.iov(), 1, dst.addr(),
+                                    dst.rkey(), NULL);
+        });
+        /* never more than MAX_ZCOPY bytes behind the last signaled
+         * request: with 1 MB puts, every second one is signaled */
+        ASSERT_LE(ep->tx.unsig_bytes, max_zcopy) << "put " << i;
+        ASSERT_LE(ep->tx.sn - ep->tx.sig_sn, 1ul) << "put " << i;
+    }
+    flush_all();
+    dst.pattern_check(7);
+
+    EXPECT_EQ(0ul, iface->fo.failovers);
+    EXPECT_EQ(0ul, viface(m_e2)->fo.failovers);
+    EXPECT_EQ(UCT_RC_VARUNA_SIDE_PRIMARY, ep->active);
+    EXPECT_EQ(ep->tx.sn, peer_log(m_e2));
+    EXPECT_GE(ep->tx.sn, sn_before + count);
+
+    /* a put larger than MAX_ZCOPY is refused, not split */
+    mapped_buffer big(max_zcopy + 1, 0, *m_e1);
+    scoped_log_handler wrap_err(wrap_errors_logger);
+    EXPECT_EQ(UCS_ERR_INVALID_PARAM,
+              uct_ep_put_zcopy(m_e1->ep(0), big.iov(), 1, dst.addr(),
+                               dst.rkey(), NULL));
+}
+
 _UCT_INSTANTIATE_TEST_CASE(test_rc_varuna, rc_varuna)
