@@ -5,8 +5,9 @@
 #
 # ucx_perftest between two processes on softib: a server and a client
 # (127.0.0.1), each under "softib run" and a timeout, for the UCT tests
-# put_lat, put_bw, am_lat, add_lat, fadd, cswap, get over one transport and
-# the UCP tests tag_lat, ucp_put_bw over a UCX_TLS list. Iteration counts are
+# put_lat, put_bw, am_lat, am_bw, add_lat, fadd, cswap, get over one
+# transport and the UCP tests tag_lat, tag_bw, ucp_put_bw over a UCX_TLS
+# list. Iteration counts are
 # small: this checks that every test runs to completion and reports, it is
 # not a benchmark. Both processes must exit with 0 and the client must print
 # its result row.
@@ -101,6 +102,7 @@ if [[ -n $uct_tl ]]; then
     run put_lat "" -t put_lat "${uct[@]}" -s 8
     run put_bw  "" -t put_bw  "${uct[@]}" -D zcopy -s 65536
     run am_lat  "" -t am_lat  "${uct[@]}" -s 8
+    run am_bw   "" -t am_bw   "${uct[@]}" -D bcopy -s 1024
     run add_lat "" -t add_lat "${uct[@]}"
     run fadd    "" -t fadd    "${uct[@]}"
     run cswap   "" -t cswap   "${uct[@]}"
@@ -108,6 +110,7 @@ if [[ -n $uct_tl ]]; then
 fi
 if [[ -n $ucp_tls ]]; then
     run tag_lat    "$ucp_tls" -t tag_lat -s 8
+    run tag_bw     "$ucp_tls" -t tag_bw -s 65536
     run ucp_put_bw "$ucp_tls" -t ucp_put_bw -s 65536
 fi
 

@@ -205,6 +205,13 @@ typedef struct uct_rc_varuna_iface {
     ucs_list_link_t         log_chunks;
     ucs_list_link_t         standby_gc_list;  /* standby QPs being destroyed */
 
+    /* polling of a standby device's CQs (uct_rc_varuna_iface_progress) */
+    struct {
+        unsigned            calls;            /* progress calls, modulo */
+        ucs_time_t          last_busy;        /* they last gave something */
+        ucs_time_t          busy_interval;    /* poll at every call after */
+    } sb_poll;
+
     /* failover (rc_varuna_failover.c) */
     struct {
         ucs_list_link_t     active;           /* endpoints recovering */
