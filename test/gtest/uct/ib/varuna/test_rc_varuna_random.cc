@@ -25,7 +25,7 @@
  * none.
  *
  * Environment:
- *   RC_VARUNA_TRIALS   trials per test instance (default 60)
+ *   RC_VARUNA_TRIALS   trials per test instance (default 100)
  *   RC_VARUNA_SEED     the run's seed (default: random); always printed
  *   RC_VARUNA_TRIAL    run only this trial of the seed (to reproduce one)
  * A trial's draw depends only on the seed and its index; what the fault
@@ -38,7 +38,7 @@
 class test_rc_varuna_random : public test_rc_varuna_fo_base {
 protected:
     enum {
-        MAX_WINDOW    = 24,
+        MAX_WINDOW    = 40,
         MAX_AFTER     = 8,
         MAX_BAD_TRIAL = 10, /* stop after so many trials with violations */
         BENCH_WINDOW  = 16
@@ -333,7 +333,7 @@ protected:
     void random_trials()
     {
         uint64_t run      = run_seed(0);
-        unsigned trials   = (unsigned)env_u64("RC_VARUNA_TRIALS", 60);
+        unsigned trials   = (unsigned)env_u64("RC_VARUNA_TRIALS", 100);
         unsigned only     = (unsigned)env_u64("RC_VARUNA_TRIAL", UINT_MAX);
         unsigned first    = (only == UINT_MAX) ? 0 : only;
         unsigned last     = (only == UINT_MAX) ? trials : only + 1;
@@ -431,6 +431,12 @@ protected:
          * context (both sides), and the transport's own counters */
         created     = softib_count("qp_created");
         connected   = softib_count("qp_connected");
+        if ((created < 4) || (connected < 4)) {
+            /* the pair's own four QPs must have been counted */
+            ADD_FAILURE() << "softib counts " << created << " QPs created, "
+                          << connected << " connected";
+            return false;
+        }
         t_created   = viface(m_s)->fo.qp_created + viface(m_r)->fo.qp_created;
         t_connected = viface(m_s)->fo.qp_connected +
                       viface(m_r)->fo.qp_connected;
@@ -459,12 +465,17 @@ protected:
                             UCT_RC_VARUNA_RECOVERY_VARUNA);
         }
 
+        for (size_t n = 0; n < m_problems.size(); ++n) {
+            UCS_TEST_MESSAGE << "bench trial " << index << ": "
+                             << m_problems[n];
+        }
+
         rep = &vep(m_s)->fo.report;
         fprintf(out, "{\"event\":\"bench\",\"pid\":%d,\"ep\":\"%p\","
                 "\"trial\":%u,\"recovery\":\"%s\",\"failovers\":%lu,"
                 "\"cause\":\"%s\",\"in_flight\":%u,\"ok\":%s,"
                 "\"violations\":%u,\"duplicates\":%u,"
-                "\"softib_qp_created\":%lld,"
+                "\"softib_qp_setup\":%lld,\"softib_qp_created\":%lld,"
                 "\"softib_qp_connected\":%lld,\"uct_qp_created\":%lu,"
                 "\"uct_qp_connected\":%lu}\n",
                 getpid(), (void*)m_s->ep(0), index,
@@ -473,7 +484,7 @@ protected:
                 viface(m_s)->fo.failovers,
                 cause_name(rep->cause),
                 rep->in_flight, ok ? "true" : "false", m_found.total(),
-                result.duplicates,
+                result.duplicates, (long long)created,
                 (long long)(softib_count("qp_created") - created),
                 (long long)(softib_count("qp_connected") - connected),
                 viface(m_s)->fo.qp_created + viface(m_r)->fo.qp_created -
