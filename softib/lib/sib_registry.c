@@ -54,6 +54,8 @@ const char *const sib_counter_name[SIB_CNT_LAST] = {
     [SIB_CNT_INV_REQ_NAK]        = "invalid_request_nak",
     [SIB_CNT_PORT_EVENTS]        = "port_events",
     [SIB_CNT_UNMAPPED_MR]        = "unmapped_mr_access",
+    [SIB_CNT_QP_CREATED]         = "qp_created",
+    [SIB_CNT_QP_CONNECTED]       = "qp_connected",
 };
 
 _Static_assert(sizeof(sib_counter_name) / sizeof(sib_counter_name[0]) ==

@@ -28,7 +28,7 @@
 
 
 #define SIB_REG_MAGIC          0x31424954464f53ull /* "SOFTIB1" */
-#define SIB_REG_VERSION        4
+#define SIB_REG_VERSION        5
 #define SIB_MAX_DEVS           8
 #define SIB_MAX_PORTS          2
 #define SIB_DEV_NAME_MAX       32
@@ -80,6 +80,8 @@ enum sib_counter {
     SIB_CNT_UNMAPPED_MR,        /* registered memory the application had
                                    unmapped: as with pinned pages, written
                                    to nowhere it can see, read as zeros */
+    SIB_CNT_QP_CREATED,         /* ibv_create_qp() that succeeded */
+    SIB_CNT_QP_CONNECTED,       /* RC QPs moved to RTR: connection setups */
     SIB_CNT_LAST
 };
 

@@ -321,6 +321,7 @@ static struct ibv_qp *sib_create_qp_common(struct ibv_context *context,
         attr->cap.max_recv_sge = qp->rq.max_sge;
     }
 
+    sib_count(ctx, SIB_CNT_QP_CREATED, 1);
     sib_log_debug("created %s qp 0x%x", (qp->type == IBV_QPT_RC) ? "rc" : "ud",
                   ibqp->qp_num);
     return ibqp;
@@ -591,6 +592,10 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
     case IBV_QPS_RTR:
         if (cur != IBV_QPS_RTR) {
             sib_resp_reset(qp);
+            if (qp->type == IBV_QPT_RC) {
+                /* it now has a remote QP: a connection was set up */
+                sib_count(qp->ctx, SIB_CNT_QP_CONNECTED, 1);
+            }
         }
         break;
     case IBV_QPS_RTS:

@@ -40,7 +40,8 @@ softib_control::softib_control() : m_lib(NULL), m_ctl(NULL)
         !softib_control_sym(m_lib, "softib_ctl_link_set", m_link_set) ||
         !softib_control_sym(m_lib, "softib_ctl_rule_add", m_rule_add) ||
         !softib_control_sym(m_lib, "softib_ctl_rule_del", m_rule_del) ||
-        !softib_control_sym(m_lib, "softib_ctl_reset", m_reset)) {
+        !softib_control_sym(m_lib, "softib_ctl_reset", m_reset) ||
+        !softib_control_sym(m_lib, "softib_ctl_counter", m_counter)) {
         m_error = "libsoftib.so.0 lacks the control API";
         return;
     }
@@ -85,4 +86,9 @@ void softib_control::rule_del(uint32_t id)
 void softib_control::reset()
 {
     EXPECT_EQ(0, m_reset(m_ctl));
+}
+
+int64_t softib_control::counter(const char *dev, const char *name)
+{
+    return m_counter(m_ctl, dev, name);
 }

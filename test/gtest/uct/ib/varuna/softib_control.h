@@ -33,6 +33,9 @@ public:
     void rule_del(uint32_t id);
     /* all ports up, no rules */
     void reset();
+    /* a counter of `softib counters`, summed over the contexts of dev
+     * (NULL: of every device); negative if unknown */
+    int64_t counter(const char *dev, const char *name);
 
 private:
     void                *m_lib;
@@ -45,6 +48,7 @@ private:
     decltype(&softib_ctl_rule_add) m_rule_add;
     decltype(&softib_ctl_rule_del) m_rule_del;
     decltype(&softib_ctl_reset)    m_reset;
+    decltype(&softib_ctl_counter)  m_counter;
 };
 
 #endif

@@ -1,0 +1,1007 @@
+/**
+ * Copyright (C) rc_varuna authors 2026. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#ifndef RC_VARUNA_TEST_FAILOVER_HARNESS_H
+#define RC_VARUNA_TEST_FAILOVER_HARNESS_H
+
+#include "softib_control.h"
+
+#include <uct/uct_test.h>
+#include <common/test_helpers.h>
+
+extern "C" {
+#include <uct/ib/varuna/rc_varuna.h>
+#include <uct/ib/base/ib_device.h>
+#include <ucs/sys/string.h>
+}
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+
+/*
+ * The harness of the failover tests (DESIGN.md section 5, guarantees
+ * G1-G6), shared by the fault-injection matrix (test_rc_varuna_failover.cc)
+ * and the randomized trials (test_rc_varuna_random.cc).
+ *
+ * Two endpoints whose four ports are all different: the sender's primary
+ * and standby, the receiver's primary and standby. A fault on the primary
+ * path is set up with softib before the sender posts a window of
+ * operations, so it strikes at a chosen packet:
+ *   REQ_PORT_DOWN   the sender's port stops passing anything after packet
+ *                   k, then goes down (PORT_ERR at the sender)
+ *   RESP_PORT_DOWN  the receiver's port takes nothing after packet k, then
+ *                   goes down (PORT_ERR at the receiver, which tells the
+ *                   sender)
+ *   REQ_DROP        requests after packet k vanish; no event: the sender's
+ *                   retries run out
+ *   RESP_DROP       only acknowledgements and responses after packet k
+ *                   vanish: everything executes, nothing is confirmed
+ * Then: more operations after the failure, a flush, and the checks. A plan
+ * (one op_ctx per operation: type, length, target, operands) is simulated
+ * in sequence order into a shadow of the receiver's memory, which gives
+ * what each operation must leave and return:
+ *   G1  the receiver's memory equals the shadow byte for byte (a repeated
+ *       WRITE over a later one, an atomic run twice or never, all show);
+ *       every active message arrived exactly once, in order (G6), with its
+ *       payload intact
+ *   G2  every completion fired exactly once, callbacks in posting order,
+ *       with UCS_OK (or, for a fetching atomic that executed while its
+ *       response was lost, the documented UCT_RC_VARUNA_STATUS_RESULT_LOST);
+ *       the flush completed; the endpoint never failed
+ *   G3  GET data and fetched results equal the shadow's
+ *   G4  no QP was created or connected
+ * Each violation is recorded with its guarantee; the caller decides
+ * whether it fails the test at once or is counted.
+ */
+class test_rc_varuna_fo_base : public uct_test {
+public:
+    enum op_type {
+        PUT_SHORT, PUT_BCOPY, PUT_ZCOPY, GET_BCOPY, GET_ZCOPY,
+        ADD, FADD, CSWAP, AM_SHORT, AM_BCOPY, AM_ZCOPY,
+        OP_LAST,
+        MIXED = OP_LAST
+    };
+
+    enum fault {
+        REQ_PORT_DOWN, RESP_PORT_DOWN, REQ_DROP, RESP_DROP, FAULT_LAST
+    };
+
+    /* what a violation breaks */
+    enum guarantee {
+        G1_ONCE, G2_COMPLETION, G3_RESULT, G4_NO_REBUILD, G_LAST
+    };
+
+    static const char *op_name(int t)
+    {
+        static const char *names[] = {
+            "put_short", "put_bcopy", "put_zcopy", "get_bcopy", "get_zcopy",
+            "add", "fadd", "cswap", "am_short", "am_bcopy", "am_zcopy",
+            "mixed"
+        };
+        return names[t];
+    }
+
+    static const char *fault_name(int f)
+    {
+        static const char *names[] = {
+            "req_port_down", "resp_port_down", "req_drop", "resp_drop"
+        };
+        return names[f];
+    }
+
+    static const char *guarantee_name(int g)
+    {
+        static const char *names[] = {"G1", "G2", "G3", "G4"};
+        return names[g];
+    }
+
+    test_rc_varuna_fo_base() : m_s(NULL), m_r(NULL), m_rsc(NULL),
+                               m_num_ops(0), m_ep_errors(0) {}
+
+    virtual void init()
+    {
+        uct_test::init();
+        if (!m_softib.error().empty()) {
+            UCS_TEST_SKIP_R("no softib control: " + m_softib.error());
+        }
+        m_softib.reset();
+        ucs_log_push_handler(expected_warns_logger);
+
+        /* detection by retry exhaustion within ~25 ms */
+        modify_config("RC_TIMEOUT", "4ms");
+        modify_config("RC_RETRY_COUNT", "4");
+        modify_config("REPROTECT_INTERVAL", "5ms");
+    }
+
+    virtual void cleanup()
+    {
+        destroy_pair();
+        if (m_softib.error().empty()) {
+            m_softib.reset();
+            ucs_log_pop_handler();
+        }
+        uct_test::cleanup();
+    }
+
+protected:
+    enum {
+        SLOT      = 8192,   /* bytes of memory per operation and area */
+        LARGE     = 6000,   /* two packets at MTU 4096 */
+        NUM_WORDS = 4,      /* atomic words at the receiver */
+        AM_ID     = 7
+    };
+
+    struct port {
+        std::string dev;
+        unsigned    num;
+
+        bool operator==(const port &other) const
+        {
+            return (dev == other.dev) && (num == other.num);
+        }
+    };
+
+    /* One operation, what it does, and what it must produce */
+    struct op_ctx {
+        uct_completion_t        comp;
+        test_rc_varuna_fo_base  *test;
+        unsigned                index;
+        int                     type;
+        size_t                  length;    /* payload bytes */
+        unsigned                slot;      /* put: target; get: source */
+        size_t                  offset;    /* within the slot */
+        unsigned                word;      /* atomics */
+        uint64_t                operand;   /* add value, cswap swap value */
+        uint64_t                compare;   /* cswap */
+        uint64_t                expected;  /* a fetching atomic's result */
+        /* what happened */
+        int                     calls;
+        ucs_status_t            status;
+        uint64_t                result;
+    };
+
+    struct outcome {
+        unsigned violations[G_LAST];
+        unsigned duplicates;   /* extra executions seen (not exact mode) */
+        unsigned results_lost;
+        unsigned failovers;
+
+        unsigned total() const
+        {
+            unsigned sum = 0;
+            for (int g = 0; g < G_LAST; ++g) {
+                sum += violations[g];
+            }
+            return sum;
+        }
+    };
+
+    static uct_rc_varuna_ep_t *vep(entity *e)
+    {
+        return ucs_derived_of(e->ep(0), uct_rc_varuna_ep_t);
+    }
+
+    static uct_rc_varuna_iface_t *viface(entity *e)
+    {
+        return ucs_derived_of(e->iface(), uct_rc_varuna_iface_t);
+    }
+
+    static port side_port(entity *e, unsigned side)
+    {
+        uct_rc_varuna_iface_t *iface = viface(e);
+        uct_rc_varuna_md_t *md       = ucs_derived_of(iface->super.super.super.md,
+                                                      uct_rc_varuna_md_t);
+        uct_ib_device_t *dev         = iface->side[side].separate ?
+                                       &md->standby_md->dev : &md->super.dev;
+        port p;
+
+        p.dev = uct_ib_device_name(dev);
+        p.num = iface->side[side].port_num;
+        return p;
+    }
+
+    static ucs_status_t err_handler(void *arg, uct_ep_h ep,
+                                    ucs_status_t status)
+    {
+        test_rc_varuna_fo_base *self =
+                reinterpret_cast<test_rc_varuna_fo_base*>(arg);
+
+        ++self->m_ep_errors;
+        return UCS_OK;
+    }
+
+    /* data: the operation's index, then its payload */
+    static ucs_status_t am_handler(void *arg, void *data, size_t length,
+                                   unsigned flags)
+    {
+        test_rc_varuna_fo_base *self =
+                reinterpret_cast<test_rc_varuna_fo_base*>(arg);
+        const char *p = static_cast<const char*>(data);
+        uint64_t index;
+
+        if (length < sizeof(index)) {
+            self->m_am_bad.push_back(UINT64_MAX);
+            return UCS_OK;
+        }
+        memcpy(&index, p, sizeof(index));
+        self->m_am_rx.push_back(index);
+        if ((index >= self->m_num_ops) ||
+            !is_am(self->m_ops[index].type) ||
+            (length != sizeof(index) + self->m_ops[index].length) ||
+            !check(p + sizeof(index), length - sizeof(index), seed(index))) {
+            self->m_am_bad.push_back(index);
+        }
+        return UCS_OK;
+    }
+
+    static void comp_cb(uct_completion_t *comp)
+    {
+        op_ctx *ctx = ucs_container_of(comp, op_ctx, comp);
+
+        ++ctx->calls;
+        ctx->status = comp->status;
+        ctx->test->m_comp_order.push_back(ctx->index);
+    }
+
+    static void flush_cb(uct_completion_t *comp)
+    {
+    }
+
+    /* A failover that finds fetching atomics executed with their responses
+     * lost warns about them: expected here, they are checked one by one. */
+    static ucs_log_func_rc_t
+    expected_warns_logger(const char *file, unsigned line,
+                          const char *function, ucs_log_level_t level,
+                          const ucs_log_component_config_t *comp_conf,
+                          const char *message, va_list ap)
+    {
+        if ((level == UCS_LOG_LEVEL_WARN) &&
+            (strstr(message, "results were lost") != NULL)) {
+            return UCS_LOG_FUNC_RC_STOP;
+        }
+        return UCS_LOG_FUNC_RC_CONTINUE;
+    }
+
+    entity *new_entity(const resource &rsc)
+    {
+        uct_iface_params_t params;
+
+        params.field_mask        = UCT_IFACE_PARAM_FIELD_RX_HEADROOM     |
+                                   UCT_IFACE_PARAM_FIELD_OPEN_MODE       |
+                                   UCT_IFACE_PARAM_FIELD_ERR_HANDLER     |
+                                   UCT_IFACE_PARAM_FIELD_ERR_HANDLER_ARG |
+                                   UCT_IFACE_PARAM_FIELD_ERR_HANDLER_FLAGS;
+        params.rx_headroom       = 0;
+        params.open_mode         = UCT_IFACE_OPEN_MODE_DEVICE;
+        params.err_handler       = err_handler;
+        params.err_handler_arg   = this;
+        params.err_handler_flags = 0;
+        return new entity(rsc, m_iface_config, &params, m_md_config);
+    }
+
+    /* A receiver whose primary and standby ports are neither of the
+     * sender's, so a fault on one side's port is that side's alone. */
+    bool create_pair()
+    {
+        std::vector<const resource*> rscs = enum_resources("rc_varuna");
+
+        m_s = new_entity(*GetParam());
+        m_entities.push_back(m_s);
+        if (!viface(m_s)->has_standby) {
+            return false;
+        }
+
+        port sp[2] = {side_port(m_s, 0), side_port(m_s, 1)};
+        for (size_t i = 0; (m_rsc == NULL) && (i < rscs.size()); ++i) {
+            entity *r = new_entity(*rscs[i]);
+            port rp[2] = {side_port(r, 0), side_port(r, 1)};
+            bool ok    = viface(r)->has_standby;
+
+            for (int a = 0; a < 2; ++a) {
+                for (int b = 0; b < 2; ++b) {
+                    ok = ok && !(sp[a] == rp[b]);
+                }
+            }
+            delete r;
+            if (ok) {
+                m_rsc = rscs[i];
+            }
+        }
+        if (m_rsc == NULL) {
+            return false;
+        }
+
+        m_r = new_entity(*m_rsc);
+        m_entities.push_back(m_r);
+        m_s->connect(0, *m_r, 0);
+        m_r->connect(0, *m_s, 0);
+        uct_iface_set_am_handler(m_r->iface(), AM_ID, am_handler, this, 0);
+        uct_iface_set_am_handler(m_s->iface(), AM_ID, am_handler, this, 0);
+
+        m_ep_errors     = 0;
+        m_qp_created[0] = viface(m_s)->fo.qp_created;
+        m_qp_created[1] = viface(m_r)->fo.qp_created;
+        m_qp_conn[0]    = viface(m_s)->fo.qp_connected;
+        m_qp_conn[1]    = viface(m_r)->fo.qp_connected;
+        return true;
+    }
+
+    void destroy_pair()
+    {
+        m_dst.reset();
+        m_src.reset();
+        FOR_EACH_ENTITY(iter) {
+            (*iter)->destroy_eps();
+        }
+        m_entities.clear();
+        m_s = m_r = NULL;
+    }
+
+    /* Receiver: a put area and a get area of num_ops slots each, then the
+     * atomic words; sender: a slot per operation for its source or its
+     * GET destination. */
+    void setup_pair(unsigned num_ops)
+    {
+        if (!create_pair()) {
+            UCS_TEST_SKIP_R("no resource with four distinct ports");
+        }
+
+        m_num_ops = num_ops;
+        m_dst.reset(new mapped_buffer(dst_length(), 0, *m_r));
+        m_src.reset(new mapped_buffer(num_ops * SLOT, 0, *m_s));
+        clear_memory();
+    }
+
+    size_t dst_length() const
+    {
+        return m_num_ops * SLOT * 2 + NUM_WORDS * sizeof(uint64_t);
+    }
+
+    /* The receiver's memory as before any operation */
+    void clear_memory()
+    {
+        memset(m_dst->ptr(), 0, m_dst->length());
+        memset(m_src->ptr(), 0, m_src->length());
+        for (unsigned i = 0; i < m_num_ops; ++i) {
+            fill(get_src(i), SLOT, seed(i) ^ 0xabcdef);
+        }
+    }
+
+    static uint64_t seed(uint64_t i)
+    {
+        return 0x1000 + i * 0x10001ull;
+    }
+
+    /* A pattern that differs at every 8-byte word, any length */
+    static void fill(void *buf, size_t length, uint64_t s)
+    {
+        char *p = static_cast<char*>(buf);
+        uint64_t v;
+
+        for (size_t i = 0; i < length; i += sizeof(v)) {
+            v = s + (i / sizeof(v)) * 0x9e3779b97f4a7c15ull;
+            memcpy(p + i, &v, std::min(sizeof(v), length - i));
+        }
+    }
+
+    static bool check(const void *buf, size_t length, uint64_t s)
+    {
+        std::vector<char> expected(length);
+
+        fill(expected.data(), length, s);
+        return (length == 0) || !memcmp(buf, expected.data(), length);
+    }
+
+    char *dst_slot(unsigned i) const
+    {
+        return (char*)m_dst->ptr() + i * SLOT;
+    }
+
+    char *get_src(unsigned i) const
+    {
+        return (char*)m_dst->ptr() + (m_num_ops + i) * SLOT;
+    }
+
+    uint64_t *word(unsigned w) const
+    {
+        return (uint64_t*)((char*)m_dst->ptr() + m_num_ops * SLOT * 2) + w;
+    }
+
+    uint64_t remote(const void *p) const
+    {
+        return m_dst->addr() + ((const char*)p - (const char*)m_dst->ptr());
+    }
+
+    char *src_slot(unsigned i) const
+    {
+        return (char*)m_src->ptr() + i * SLOT;
+    }
+
+    /* where a put writes or a get reads */
+    char *target(const op_ctx &c) const
+    {
+        return (is_get(c.type) ? get_src(c.slot) : dst_slot(c.slot)) +
+               c.offset;
+    }
+
+    static bool has_comp(int type)
+    {
+        return (type == PUT_ZCOPY) || (type == GET_BCOPY) ||
+               (type == GET_ZCOPY) || (type == FADD) || (type == CSWAP) ||
+               (type == AM_ZCOPY);
+    }
+
+    static bool is_am(int type)
+    {
+        return (type == AM_SHORT) || (type == AM_BCOPY) || (type == AM_ZCOPY);
+    }
+
+    static bool is_get(int type)
+    {
+        return (type == GET_BCOPY) || (type == GET_ZCOPY);
+    }
+
+    static bool is_put(int type)
+    {
+        return (type == PUT_SHORT) || (type == PUT_BCOPY) ||
+               (type == PUT_ZCOPY);
+    }
+
+    static bool is_atomic(int type)
+    {
+        return (type == ADD) || (type == FADD) || (type == CSWAP);
+    }
+
+    struct pack_arg {
+        unsigned index;
+        size_t   length;   /* of the payload */
+        bool     am;       /* the index first */
+    };
+
+    static size_t pack_cb(void *dest, void *arg)
+    {
+        pack_arg *a = static_cast<pack_arg*>(arg);
+        uint64_t index;
+
+        if (!a->am) {
+            fill(dest, a->length, seed(a->index));
+            return a->length;
+        }
+        index = a->index;
+        memcpy(dest, &index, sizeof(index));
+        fill((char*)dest + sizeof(index), a->length, seed(a->index));
+        return sizeof(index) + a->length;
+    }
+
+    struct unpack_arg {
+        char *dest;
+    };
+
+    static void unpack_cb(void *arg, const void *data, size_t length)
+    {
+        memcpy(static_cast<unpack_arg*>(arg)->dest, data, length);
+    }
+
+    uct_iov_t iov(void *buffer, size_t length, uct_mem_h memh)
+    {
+        uct_iov_t v;
+
+        v.buffer = buffer;
+        v.length = length;
+        v.memh   = memh;
+        v.stride = 0;
+        v.count  = 1;
+        return v;
+    }
+
+    /* Post operation i; UCS_ERR_NO_RESOURCE is the caller's to retry */
+    ucs_status_t post_op(unsigned i)
+    {
+        op_ctx &c    = m_ops[i];
+        uct_ep_h ep  = m_s->ep(0);
+        uint64_t rva = remote(target(c));
+        uct_rkey_t rkey = m_dst->rkey();
+        uct_iov_t v;
+        ssize_t len;
+
+        c.comp.func   = comp_cb;
+        c.comp.count  = 1;
+        c.comp.status = UCS_OK;
+
+        switch (c.type) {
+        case PUT_SHORT:
+            return uct_ep_put_short(ep, src_slot(i), c.length, rva, rkey);
+        case PUT_BCOPY:
+            m_pack[i].index  = i;
+            m_pack[i].length = c.length;
+            m_pack[i].am     = false;
+            len = uct_ep_put_bcopy(ep, pack_cb, &m_pack[i], rva, rkey);
+            return (len < 0) ? (ucs_status_t)len : UCS_OK;
+        case PUT_ZCOPY:
+            v = iov(src_slot(i), c.length, m_src->memh());
+            return uct_ep_put_zcopy(ep, &v, 1, rva, rkey, &c.comp);
+        case GET_BCOPY:
+            m_unpack[i].dest = src_slot(i);
+            return uct_ep_get_bcopy(ep, unpack_cb, &m_unpack[i], c.length,
+                                    rva, rkey, &c.comp);
+        case GET_ZCOPY:
+            v = iov(src_slot(i), c.length, m_src->memh());
+            return uct_ep_get_zcopy(ep, &v, 1, rva, rkey, &c.comp);
+        case ADD:
+            return uct_ep_atomic64_post(ep, UCT_ATOMIC_OP_ADD, c.operand,
+                                        remote(word(c.word)), rkey);
+        case FADD:
+            return uct_ep_atomic64_fetch(ep, UCT_ATOMIC_OP_ADD, c.operand,
+                                         &c.result, remote(word(c.word)),
+                                         rkey, &c.comp);
+        case CSWAP:
+            return uct_ep_atomic_cswap64(ep, c.compare, c.operand,
+                                         remote(word(c.word)), rkey,
+                                         &c.result, &c.comp);
+        case AM_SHORT:
+            return uct_ep_am_short(ep, AM_ID, i, src_slot(i), c.length);
+        case AM_BCOPY:
+            m_pack[i].index  = i;
+            m_pack[i].length = c.length;
+            m_pack[i].am     = true;
+            len = uct_ep_am_bcopy(ep, AM_ID, pack_cb, &m_pack[i], 0);
+            return (len < 0) ? (ucs_status_t)len : UCS_OK;
+        case AM_ZCOPY:
+            v = iov(src_slot(i), c.length, m_src->memh());
+            m_am_hdr[i] = i;
+            return uct_ep_am_zcopy(ep, AM_ID, &m_am_hdr[i], sizeof(uint64_t),
+                                   &v, 1, 0, &c.comp);
+        default:
+            return UCS_ERR_INVALID_PARAM;
+        }
+    }
+
+    /* m_ops sized for num_ops, nothing planned yet */
+    void plan_reset(unsigned num_ops)
+    {
+        m_ops.assign(num_ops, op_ctx());
+        m_pack.assign(num_ops, pack_arg());
+        m_unpack.assign(num_ops, unpack_arg());
+        m_am_hdr.assign(num_ops, 0);
+        for (unsigned i = 0; i < num_ops; ++i) {
+            m_ops[i].test  = this;
+            m_ops[i].index = i;
+            m_ops[i].slot  = i;
+        }
+    }
+
+    /* The matrix's plan: num_ops operations of one type (or a fixed mix),
+     * each on its own slot, adds of 1, a chain of compare-and-swaps. */
+    void plan(int type, unsigned num_ops)
+    {
+        unsigned cswaps = 0;
+
+        plan_reset(num_ops);
+        for (unsigned i = 0; i < num_ops; ++i) {
+            op_ctx &c = m_ops[i];
+
+            c.type   = (type == MIXED) ? (int)((i * 5 + 3) % OP_LAST) : type;
+            c.length = ((c.type == PUT_SHORT) || (c.type == AM_SHORT)) ?
+                       sizeof(uint64_t) : (size_t)LARGE;
+            c.word   = (c.type == ADD) ? 0 : (c.type == FADD) ? 1 : 2;
+            c.operand = 1;
+            if (c.type == CSWAP) {
+                c.compare = cswaps;
+                c.operand = ++cswaps;
+            }
+        }
+        plan_finish();
+    }
+
+    /* Run the plan in sequence order on a shadow of the receiver's memory
+     * as clear_memory() leaves it: what it must hold in the end, and each
+     * fetching atomic's result. Fills the sources of puts and AMs. */
+    void plan_finish()
+    {
+        uint64_t *words;
+
+        /* as clear_memory() leaves it */
+        m_shadow.assign(m_dst->length(), 0);
+        for (unsigned i = 0; i < m_num_ops; ++i) {
+            fill(&m_shadow[(m_num_ops + i) * SLOT], SLOT, seed(i) ^ 0xabcdef);
+        }
+        words = (uint64_t*)&m_shadow[m_num_ops * SLOT * 2];
+
+        for (unsigned i = 0; i < m_ops.size(); ++i) {
+            op_ctx &c   = m_ops[i];
+            uint64_t *w = &words[c.word];
+
+            c.calls  = 0;
+            c.status = UCS_OK;
+            c.result = UINT64_MAX;
+            if (is_put(c.type) || is_am(c.type)) {
+                fill(src_slot(i), c.length, seed(i));
+            } else if (is_get(c.type)) {
+                memset(src_slot(i), 0, c.length);
+            }
+
+            switch (c.type) {
+            case PUT_SHORT:
+            case PUT_BCOPY:
+            case PUT_ZCOPY:
+                fill(&m_shadow[target(c) - (char*)m_dst->ptr()], c.length,
+                     seed(i));
+                break;
+            case ADD:
+                *w += c.operand;
+                break;
+            case FADD:
+                c.expected = *w;
+                *w        += c.operand;
+                break;
+            case CSWAP:
+                c.expected = *w;
+                if (*w == c.compare) {
+                    *w = c.operand;
+                }
+                break;
+            default:
+                break;
+            }
+        }
+        m_am_rx.clear();
+        m_am_bad.clear();
+        m_comp_order.clear();
+        m_problems.clear();
+        memset(&m_found, 0, sizeof(m_found));
+    }
+
+    /* A violation of guarantee g (counted; see report_problems()) */
+    void problem(int g, const std::string &msg)
+    {
+        m_found.violations[g]++;
+        m_problems.push_back(std::string(guarantee_name(g)) + ": " + msg);
+    }
+
+    /* Every violation found so far, each as a test failure */
+    void fail_on_problems(const std::string &what)
+    {
+        for (size_t i = 0; i < m_problems.size(); ++i) {
+            ADD_FAILURE() << what << ": " << m_problems[i];
+        }
+    }
+
+    /* Post operations [first, last). Returns false (a G2 problem) if an
+     * operation could not be posted before the deadline or failed. */
+    bool post_all(unsigned first, unsigned last, ucs_time_t deadline)
+    {
+        for (unsigned i = first; i < last; ++i) {
+            ucs_status_t status;
+            do {
+                status = post_op(i);
+                if (status == UCS_ERR_NO_RESOURCE) {
+                    progress();
+                }
+            } while ((status == UCS_ERR_NO_RESOURCE) &&
+                     (ucs_get_time() < deadline));
+            if (UCS_STATUS_IS_ERR(status)) {
+                problem(G2_COMPLETION, std::string("posting ") +
+                        op_name(m_ops[i].type) + " #" + ucs::to_string(i) +
+                        ": " + ucs_status_string(status));
+                return false;
+            }
+            if (!has_comp(m_ops[i].type)) {
+                /* completes on return: no callback will come */
+                m_ops[i].calls  = 1;
+                m_ops[i].status = UCS_OK;
+            } else if (status == UCS_OK) {
+                m_ops[i].calls++;
+                m_ops[i].status = UCS_OK;
+            }
+        }
+        return true;
+    }
+
+    /* The fault on the primary path, starting after packet k */
+    void inject(int f, unsigned k)
+    {
+        struct softib_rule rule;
+        port sp = side_port(m_s, 0), rp = side_port(m_r, 0);
+
+        memset(&rule, 0, sizeof(rule));
+        rule.kind  = SOFTIB_RULE_DROP;
+        rule.skip  = k;
+        rule.count = SOFTIB_FOREVER;
+        switch (f) {
+        case REQ_PORT_DOWN:
+            rule.dev     = sp.dev.c_str();
+            rule.port    = sp.num;
+            rule.dir     = SOFTIB_DIR_TX;
+            rule.classes = SOFTIB_CLASS_ALL;
+            break;
+        case RESP_PORT_DOWN:
+            rule.dev     = rp.dev.c_str();
+            rule.port    = rp.num;
+            rule.dir     = SOFTIB_DIR_RX;
+            rule.classes = SOFTIB_CLASS_ALL;
+            break;
+        case REQ_DROP:
+            rule.dev     = sp.dev.c_str();
+            rule.port    = sp.num;
+            rule.dir     = SOFTIB_DIR_TX;
+            rule.classes = SOFTIB_CLASS_REQ;
+            break;
+        case RESP_DROP:
+            rule.dev     = rp.dev.c_str();
+            rule.port    = rp.num;
+            rule.dir     = SOFTIB_DIR_TX;
+            rule.classes = SOFTIB_CLASS_RESPONSES;
+            break;
+        }
+        m_softib.rule(rule);
+    }
+
+    void take_down(int f)
+    {
+        if (f == REQ_PORT_DOWN) {
+            port p = side_port(m_s, 0);
+            m_softib.link(p.dev, p.num, false);
+        } else if (f == RESP_PORT_DOWN) {
+            port p = side_port(m_r, 0);
+            m_softib.link(p.dev, p.num, false);
+        }
+    }
+
+    /* Flush the sender and wait until every AM has arrived. Returns false
+     * (a G2 problem) if the flush did not complete: the pair must not be
+     * used any more. */
+    bool finish(ucs_time_t deadline)
+    {
+        uct_completion_t comp;
+        ucs_status_t status;
+        size_t num_am = 0;
+
+        for (unsigned i = 0; i < m_ops.size(); ++i) {
+            num_am += is_am(m_ops[i].type);
+        }
+
+        comp.func   = flush_cb;
+        comp.count  = 1;
+        comp.status = UCS_OK;
+        do {
+            status = uct_ep_flush(m_s->ep(0), 0, &comp);
+            if (status == UCS_ERR_NO_RESOURCE) {
+                progress();
+            }
+        } while ((status == UCS_ERR_NO_RESOURCE) &&
+                 (ucs_get_time() < deadline));
+        if (status == UCS_OK) {
+            comp.count = 0;
+        } else if (status != UCS_INPROGRESS) {
+            problem(G2_COMPLETION, std::string("flush: ") +
+                    ucs_status_string(status));
+            return false;
+        }
+        while ((comp.count > 0) && (ucs_get_time() < deadline)) {
+            progress();
+        }
+        if (comp.count > 0) {
+            problem(G2_COMPLETION, "flush did not complete");
+            return false;
+        }
+        if (comp.status != UCS_OK) {
+            problem(G2_COMPLETION, std::string("flush completed with ") +
+                    ucs_status_string(comp.status));
+        }
+
+        while ((m_am_rx.size() < num_am) && (ucs_get_time() < deadline)) {
+            progress();
+        }
+        /* a duplicate would come right behind */
+        short_progress_loop(5);
+        return true;
+    }
+
+    void verify_completions(bool expect_exact, outcome &out)
+    {
+        for (unsigned i = 0; i < m_ops.size(); ++i) {
+            op_ctx &c = m_ops[i];
+            std::string tag = std::string(op_name(c.type)) + " #" +
+                              ucs::to_string(i);
+
+            if (c.calls != 1) {
+                problem(G2_COMPLETION, tag + ": " + ucs::to_string(c.calls) +
+                        " completions");
+            }
+            if ((c.type == FADD) || (c.type == CSWAP)) {
+                if (c.status == UCT_RC_VARUNA_STATUS_RESULT_LOST) {
+                    ++out.results_lost;
+                } else if (c.status != UCS_OK) {
+                    problem(G2_COMPLETION, tag + ": " +
+                            ucs_status_string(c.status));
+                } else if (c.result != c.expected) {
+                    if (expect_exact) {
+                        problem(G3_RESULT, tag + ": result " +
+                                ucs::to_string(c.result) + ", expected " +
+                                ucs::to_string(c.expected));
+                    } else {
+                        ++out.duplicates;
+                    }
+                }
+            } else if (c.status != UCS_OK) {
+                problem(G2_COMPLETION, tag + ": " +
+                        ucs_status_string(c.status));
+            }
+
+            if (is_get(c.type) &&
+                memcmp(src_slot(i), &m_shadow[target(c) - (char*)m_dst->ptr()],
+                       c.length)) {
+                problem(G3_RESULT, tag + ": wrong data read");
+            }
+        }
+
+        /* RC completes an endpoint's operations in order */
+        for (size_t n = 1; n < m_comp_order.size(); ++n) {
+            if (m_comp_order[n] <= m_comp_order[n - 1]) {
+                problem(G2_COMPLETION, "completion of #" +
+                        ucs::to_string(m_comp_order[n]) + " after #" +
+                        ucs::to_string(m_comp_order[n - 1]));
+                break;
+            }
+        }
+    }
+
+    /* The receiver's memory against the shadow, area by area */
+    void verify_memory(bool expect_exact, outcome &out)
+    {
+        const char *mem   = (const char*)m_dst->ptr();
+        const uint64_t *w = (const uint64_t*)&m_shadow[m_num_ops * SLOT * 2];
+
+        for (unsigned s = 0; s < 2 * m_num_ops; ++s) {
+            size_t off = (size_t)s * SLOT;
+            if (memcmp(mem + off, &m_shadow[off], SLOT)) {
+                size_t b = 0;
+                while (mem[off + b] == m_shadow[off + b]) {
+                    ++b;
+                }
+                problem(G1_ONCE, std::string((s < m_num_ops) ? "put" : "get") +
+                        " slot " + ucs::to_string(s % m_num_ops) +
+                        " differs from byte " + ucs::to_string(b) +
+                        " (written by" + writers(s, b) + ")");
+            }
+        }
+
+        for (unsigned i = 0; i < NUM_WORDS; ++i) {
+            if (*word(i) == w[i]) {
+                continue;
+            }
+            if (!expect_exact && (*word(i) > w[i])) {
+                /* adds of 1 tell how many ran again; else at least one */
+                out.duplicates += only_ones(i) ? (*word(i) - w[i]) : 1;
+            } else if (expect_exact || !only_cswaps(i)) {
+                problem(G1_ONCE, "atomic word " + ucs::to_string(i) + " is " +
+                        ucs::to_string(*word(i)) + ", expected " +
+                        ucs::to_string(w[i]));
+            }
+        }
+    }
+
+    /* the puts that cover byte b of put slot s */
+    std::string writers(unsigned s, size_t b) const
+    {
+        std::string list;
+
+        for (unsigned i = 0; i < m_ops.size(); ++i) {
+            const op_ctx &c = m_ops[i];
+            if (is_put(c.type) && (c.slot == s) && (c.offset <= b) &&
+                (b < c.offset + c.length)) {
+                list += " #" + ucs::to_string(i);
+            }
+        }
+        return list.empty() ? " nothing" : list;
+    }
+
+    bool only_ones(unsigned w) const
+    {
+        for (unsigned i = 0; i < m_ops.size(); ++i) {
+            if (((m_ops[i].type == ADD) || (m_ops[i].type == FADD)) &&
+                (m_ops[i].word == w) && (m_ops[i].operand != 1)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    bool only_cswaps(unsigned w) const
+    {
+        for (unsigned i = 0; i < m_ops.size(); ++i) {
+            if (is_atomic(m_ops[i].type) && (m_ops[i].word == w) &&
+                (m_ops[i].type != CSWAP)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /* each AM once, in order, intact */
+    void verify_am(bool expect_exact, outcome &out)
+    {
+        std::vector<uint64_t> expected_am;
+
+        for (unsigned i = 0; i < m_ops.size(); ++i) {
+            if (is_am(m_ops[i].type)) {
+                expected_am.push_back(i);
+            }
+        }
+        for (size_t n = 0; n < m_am_bad.size(); ++n) {
+            problem(G1_ONCE, "AM #" + ucs::to_string(m_am_bad[n]) +
+                    " arrived with a wrong payload");
+        }
+        if (expect_exact) {
+            if (expected_am != m_am_rx) {
+                std::string got;
+                for (size_t n = 0; n < m_am_rx.size(); ++n) {
+                    got += " " + ucs::to_string(m_am_rx[n]);
+                }
+                problem(G1_ONCE, "active messages arrived as" + got + " (" +
+                        ucs::to_string(expected_am.size()) + " sent)");
+            }
+        } else {
+            std::set<uint64_t> seen(m_am_rx.begin(), m_am_rx.end());
+            if (expected_am.size() != seen.size()) {
+                problem(G1_ONCE, "an AM was lost");
+            }
+            out.duplicates += m_am_rx.size() - seen.size();
+        }
+    }
+
+    /* Everything the receiver holds and every completion, against the
+     * plan. With expect_exact, anything else is a violation; without it
+     * (blanket), duplicates are counted instead. */
+    outcome verify(bool expect_exact)
+    {
+        outcome out;
+
+        memset(&out, 0, sizeof(out));
+        verify_completions(expect_exact, out);
+        verify_memory(expect_exact, out);
+        verify_am(expect_exact, out);
+
+        if (m_ep_errors != 0) {
+            problem(G2_COMPLETION, "the endpoint failed");
+        }
+        if ((m_qp_created[0] != viface(m_s)->fo.qp_created) ||
+            (m_qp_created[1] != viface(m_r)->fo.qp_created) ||
+            (m_qp_conn[0] != viface(m_s)->fo.qp_connected) ||
+            (m_qp_conn[1] != viface(m_r)->fo.qp_connected)) {
+            problem(G4_NO_REBUILD, "a QP was created or connected");
+        }
+        out.failovers = viface(m_s)->fo.failovers;
+        for (int g = 0; g < G_LAST; ++g) {
+            out.violations[g] = m_found.violations[g];
+        }
+        return out;
+    }
+
+    softib_control                  m_softib;
+    entity                          *m_s, *m_r;
+    const resource                  *m_rsc;
+    unsigned                        m_num_ops;
+    ucs::auto_ptr<mapped_buffer>    m_dst, m_src;
+    std::vector<op_ctx>             m_ops;
+    std::vector<pack_arg>           m_pack;
+    std::vector<unpack_arg>         m_unpack;
+    std::vector<uint64_t>           m_am_hdr;
+    std::vector<uint64_t>           m_am_rx;
+    std::vector<uint64_t>           m_am_bad;
+    std::vector<unsigned>           m_comp_order;
+    std::vector<char>               m_shadow;
+    std::vector<std::string>        m_problems;
+    outcome                         m_found;
+    unsigned                        m_ep_errors;
+    unsigned long                   m_qp_created[2], m_qp_conn[2];
+};
+
+#endif
