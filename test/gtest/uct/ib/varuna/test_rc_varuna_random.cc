@@ -53,6 +53,7 @@ protected:
         unsigned position;  /* packets the fault lets through */
         unsigned window;
         unsigned after;
+        unsigned delay_ms;  /* progress before a port goes down */
     };
 
     /* splitmix64: small, good enough, the same everywhere */
@@ -247,14 +248,23 @@ protected:
         plan_finish();
     }
 
+    void progress_for(unsigned msec)
+    {
+        ucs_time_t end = ucs_get_time() + ucs_time_from_msec(msec);
+
+        while (ucs_get_time() < end) {
+            progress();
+        }
+    }
+
     std::string describe(const trial_params &p) const
     {
         std::stringstream s;
 
         s << "trial " << p.index << " (seed 0x" << std::hex << p.seed
           << std::dec << "): " << fault_name(p.fault) << " after packet "
-          << p.position << ", " << p.window << " ops before, " << p.after
-          << " after:";
+          << p.position << " (port down after " << p.delay_ms << " ms), "
+          << p.window << " ops before, " << p.after << " after:";
         for (unsigned i = 0; i < m_ops.size(); ++i) {
             const op_ctx &c = m_ops[i];
             s << " " << i << ":" << op_name(c.type);
@@ -292,12 +302,17 @@ protected:
         p.fault  = (int)uniform(rng, 0, FAULT_LAST - 1);
         /* an operation takes one or more packets, its log write one */
         p.position = (unsigned)uniform(rng, 0, 3 * p.window);
+        /* half the port failures come at once, the others while the
+         * failover that retries or the peer started is under way */
+        p.delay_ms = (uniform(rng, 0, 1) == 0) ? 0 :
+                     (unsigned)uniform(rng, 1, 40);
 
         setup_pair(p.window + p.after);
         random_plan(rng, p.window + p.after);
         inject(p.fault, p.position);
         ok = post_all(0, p.window, deadline);
         if (ok) {
+            progress_for(p.delay_ms);
             take_down(p.fault);
             ok = post_all(p.window, m_num_ops, deadline) && finish(deadline);
         }
