@@ -169,6 +169,20 @@ UCS_TEST_P(test_rc_varuna_failover, fail_lane_hook)
  * which port fails: each time the failed lane is re-protected before the
  * next failure, and nothing is lost or executed twice.
  */
+/* what a stalled re-protection leaves behind, for the failure message */
+static std::string rp_state_of(const uct_rc_varuna_ep_t *ep)
+{
+    std::ostringstream os;
+
+    os << "active " << ep->active << " lanes " << (int)ep->lane[0].state
+       << "/" << (int)ep->lane[1].state << " err " << ep->lane[0].err_count
+       << "/" << ep->lane[1].err_count << " fo " << (int)ep->fo.state
+       << " initiator " << (int)ep->fo.initiator << " attempt "
+       << ep->fo.rp_attempt << " msg_valid " << (int)ep->fo.msg_valid
+       << " listed " << (int)ep->fo.rp_listed;
+    return os.str();
+}
+
 UCS_TEST_P(test_rc_varuna_failover, cycles_alternating_ports)
 {
     const unsigned cycles = ucs_max(2, 100 / ucs::test_time_multiplier());
@@ -199,7 +213,8 @@ UCS_TEST_P(test_rc_varuna_failover, cycles_alternating_ports)
             progress();
         }
         ASSERT_TRUE(vep(m_s)->has_standby && vep(m_r)->has_standby)
-                << what << ": not re-protected";
+                << what << ": not re-protected; sender " << rp_state_of(vep(m_s))
+                << "; receiver " << rp_state_of(vep(m_r));
     }
     EXPECT_EQ(cycles, viface(m_s)->fo.failovers);
     EXPECT_EQ(cycles, viface(m_s)->fo.reprotected);
