@@ -400,23 +400,14 @@ typedef struct uct_rc_varuna_report {
     uint8_t                 failed_lane;
     uint8_t                 new_lane;
     unsigned                in_flight;
-    unsigned                executed;
-    unsigned                lost;
-    unsigned                undecided;
-    unsigned                by_log;
-    unsigned                by_psn;
-    unsigned                by_idempotence;
-    unsigned                conflicts;
+    uct_rc_varuna_cls_input_t   learned;      /* log word, peer's rq_psn */
+    uct_rc_varuna_cls_summary_t decided;      /* the classifier's counts */
     unsigned                results_lost;     /* fetching atomics */
     unsigned                reread;           /* executed READs read again */
     unsigned                resent_ops;
     size_t                  resent_bytes;
     unsigned                blanket_ops;      /* what blanket resends */
     size_t                  blanket_bytes;
-    uint64_t                log_sn;
-    int                     log_valid;
-    uint32_t                peer_rq_psn;
-    int                     psn_valid;
     ucs_time_t              t_detect;
     ucs_time_t              t_decided;
     ucs_time_t              t_recovered;

@@ -446,8 +446,7 @@ static int uct_rc_varuna_ep_decide(uct_rc_varuna_iface_t *iface,
 {
     size_t count                  = (size_t)(ep->tx.sn - ep->tx.done_sn);
     uct_rc_varuna_report_t *rep   = &ep->fo.report;
-    uct_rc_varuna_cls_input_t in;
-    uct_rc_varuna_cls_summary_t sum;
+    uct_rc_varuna_cls_input_t *in = &rep->learned;
     uct_rc_varuna_cls_op_t *cls;
     uct_rc_varuna_op_t *op;
     size_t i;
@@ -461,35 +460,26 @@ static int uct_rc_varuna_ep_decide(uct_rc_varuna_iface_t *iface,
         cls[i].kind     = (uint8_t)uct_rc_varuna_op_kind(op);
     }
 
-    in.log_valid = !!(ep->fo.flags & UCT_RC_VARUNA_FO_LOG_DONE);
-    in.log_sn    = ep->fo.log_sn;
-    in.psn_valid = !!(ep->fo.flags & UCT_RC_VARUNA_FO_PEER_FENCED);
-    in.rq_psn    = ep->fo.peer_rq_psn;
-    uct_rc_varuna_classify(&in, cls, count, &sum);
+    /* classified into the report: a decision not yet final is made again
+     * on the next call */
+    in->log_valid = !!(ep->fo.flags & UCT_RC_VARUNA_FO_LOG_DONE);
+    in->log_sn    = ep->fo.log_sn;
+    in->psn_valid = !!(ep->fo.flags & UCT_RC_VARUNA_FO_PEER_FENCED);
+    in->rq_psn    = ep->fo.peer_rq_psn;
+    uct_rc_varuna_classify(in, cls, count, &rep->decided);
 
     if ((iface->config.recovery == UCT_RC_VARUNA_RECOVERY_VARUNA) &&
-        (sum.undecided > 0) && !uct_rc_varuna_ep_peer_timed_out(iface, ep)) {
+        (rep->decided.undecided > 0) &&
+        !uct_rc_varuna_ep_peer_timed_out(iface, ep)) {
         ucs_free(cls);
         return 0;
     }
 
-    rep->in_flight      = (unsigned)count;
-    rep->executed       = sum.executed;
-    rep->lost           = sum.lost;
-    rep->undecided      = sum.undecided;
-    rep->by_log         = sum.by_log;
-    rep->by_psn         = sum.by_psn;
-    rep->by_idempotence = sum.by_idempotence;
-    rep->conflicts      = sum.conflicts;
-    rep->log_valid      = in.log_valid;
-    rep->log_sn         = in.log_sn;
-    rep->psn_valid      = in.psn_valid;
-    rep->peer_rq_psn    = in.rq_psn;
-
-    if (sum.conflicts > 0) {
+    rep->in_flight = (unsigned)count;
+    if (rep->decided.conflicts > 0) {
         ucs_error("rc_varuna: ep %p: the log (%" PRIu64 ") and the peer's "
                   "expected PSN (0x%x) disagree on %u operations", ep,
-                  in.log_sn, in.rq_psn, sum.conflicts);
+                  in->log_sn, in->rq_psn, rep->decided.conflicts);
     }
 
     for (i = 0; i < count; i++) {
@@ -535,11 +525,11 @@ static int uct_rc_varuna_ep_decide(uct_rc_varuna_iface_t *iface,
                  "and are not executed again", ep, rep->results_lost,
                  ucs_status_string(UCT_RC_VARUNA_STATUS_RESULT_LOST));
     }
-    if ((rep->undecided > 0) &&
+    if ((rep->decided.undecided > 0) &&
         (iface->config.recovery == UCT_RC_VARUNA_RECOVERY_VARUNA)) {
         ucs_warn("rc_varuna: ep %p: the peer did not answer within "
                  "PEER_TIMEOUT; %u undecided operations complete with \"%s\"",
-                 ep, rep->undecided,
+                 ep, rep->decided.undecided,
                  ucs_status_string(UCT_RC_VARUNA_STATUS_UNDECIDED));
     }
 
@@ -663,7 +653,9 @@ void uct_rc_varuna_ep_failover_progress(uct_rc_varuna_ep_t *ep)
 static void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
                                     uct_rc_varuna_ep_t *ep)
 {
-    uct_rc_varuna_report_t *rep = &ep->fo.report;
+    uct_rc_varuna_report_t *rep             = &ep->fo.report;
+    const uct_rc_varuna_cls_summary_t *dec  = &rep->decided;
+    const uct_rc_varuna_cls_input_t *learnt = &rep->learned;
     double decide_us, recover_us;
     char from[64], to[64], log_sn[32], peer_rq_psn[16];
 
@@ -678,8 +670,8 @@ static void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
              "bytes); %u results lost; recovered in %.0f us", ep, from, to,
              uct_rc_varuna_cause_str(rep->cause),
              (iface->config.recovery == UCT_RC_VARUNA_RECOVERY_VARUNA) ?
-             "varuna" : "blanket", rep->in_flight, rep->executed, rep->lost,
-             rep->undecided, rep->by_log, rep->by_psn, rep->by_idempotence,
+             "varuna" : "blanket", rep->in_flight, dec->executed, dec->lost,
+             dec->undecided, dec->by_log, dec->by_psn, dec->by_idempotence,
              rep->resent_ops, rep->resent_bytes, rep->blanket_ops,
              rep->blanket_bytes, rep->results_lost, recover_us);
 
@@ -688,14 +680,14 @@ static void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
     }
 
     /* what the failover could not learn is null, not a made-up number */
-    if (rep->log_valid) {
-        ucs_snprintf_zero(log_sn, sizeof(log_sn), "%" PRIu64, rep->log_sn);
+    if (learnt->log_valid) {
+        ucs_snprintf_zero(log_sn, sizeof(log_sn), "%" PRIu64, learnt->log_sn);
     } else {
         ucs_strncpy_zero(log_sn, "null", sizeof(log_sn));
     }
-    if (rep->psn_valid) {
+    if (learnt->psn_valid) {
         ucs_snprintf_zero(peer_rq_psn, sizeof(peer_rq_psn), "%u",
-                          rep->peer_rq_psn);
+                          learnt->rq_psn);
     } else {
         ucs_strncpy_zero(peer_rq_psn, "null", sizeof(peer_rq_psn));
     }
@@ -716,8 +708,8 @@ static void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
             from, to,
             (iface->config.recovery == UCT_RC_VARUNA_RECOVERY_VARUNA) ?
             "varuna" : "blanket", iface->config.log_enable ? "true" : "false",
-            rep->in_flight, rep->executed, rep->lost, rep->undecided,
-            rep->by_log, rep->by_psn, rep->by_idempotence, rep->conflicts,
+            rep->in_flight, dec->executed, dec->lost, dec->undecided,
+            dec->by_log, dec->by_psn, dec->by_idempotence, dec->conflicts,
             rep->results_lost, rep->reread, rep->resent_ops,
             rep->resent_bytes, rep->blanket_ops, rep->blanket_bytes,
             log_sn, peer_rq_psn, decide_us, recover_us,
