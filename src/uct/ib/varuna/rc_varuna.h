@@ -399,7 +399,10 @@ typedef struct uct_rc_varuna_report {
     uint8_t                 cause;
     uint8_t                 failed_lane;
     uint8_t                 new_lane;
-    unsigned                in_flight;
+    unsigned                in_flight;        /* classified: not completed
+                                                 once the failed lane drained */
+    unsigned                acked;            /* found completed by the drain
+                                                 (acknowledged, unsignaled) */
     uct_rc_varuna_cls_input_t   learned;      /* log word, peer's rq_psn */
     uct_rc_varuna_cls_summary_t decided;      /* the classifier's counts */
     unsigned                results_lost;     /* fetching atomics */

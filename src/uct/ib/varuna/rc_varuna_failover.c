@@ -666,13 +666,13 @@ static void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
 
     ucs_info("rc_varuna: ep %p failover %s -> %s (%s, %s): %u in flight, "
              "%u executed, %u lost, %u undecided (log %u, psn %u, "
-             "idempotent %u); resent %u ops %zu bytes (blanket: %u ops %zu "
-             "bytes); %u results lost; recovered in %.0f us", ep, from, to,
-             uct_rc_varuna_cause_str(rep->cause),
+             "idempotent %u), %u found acknowledged; resent %u ops %zu bytes "
+             "(blanket: %u ops %zu bytes); %u results lost; recovered in "
+             "%.0f us", ep, from, to, uct_rc_varuna_cause_str(rep->cause),
              (iface->config.recovery == UCT_RC_VARUNA_RECOVERY_VARUNA) ?
              "varuna" : "blanket", rep->in_flight, dec->executed, dec->lost,
              dec->undecided, dec->by_log, dec->by_psn, dec->by_idempotence,
-             rep->resent_ops, rep->resent_bytes, rep->blanket_ops,
+             rep->acked, rep->resent_ops, rep->resent_bytes, rep->blanket_ops,
              rep->blanket_bytes, rep->results_lost, recover_us);
 
     if (iface->fo.report == NULL) {
@@ -695,7 +695,7 @@ static void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
     fprintf(iface->fo.report,
             "{\"event\":\"failover\",\"pid\":%d,\"ep\":\"%p\",\"epoch\":%u,"
             "\"cause\":\"%s\",\"from\":\"%s\",\"to\":\"%s\","
-            "\"recovery\":\"%s\",\"log\":%s,\"in_flight\":%u,"
+            "\"recovery\":\"%s\",\"log\":%s,\"acked\":%u,\"in_flight\":%u,"
             "\"executed\":%u,\"lost\":%u,\"undecided\":%u,"
             "\"decided_by\":{\"log\":%u,\"psn\":%u,\"idempotent\":%u},"
             "\"conflicts\":%u,\"results_lost\":%u,\"reread\":%u,"
@@ -708,9 +708,9 @@ static void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
             from, to,
             (iface->config.recovery == UCT_RC_VARUNA_RECOVERY_VARUNA) ?
             "varuna" : "blanket", iface->config.log_enable ? "true" : "false",
-            rep->in_flight, dec->executed, dec->lost, dec->undecided,
-            dec->by_log, dec->by_psn, dec->by_idempotence, dec->conflicts,
-            rep->results_lost, rep->reread, rep->resent_ops,
+            rep->acked, rep->in_flight, dec->executed, dec->lost,
+            dec->undecided, dec->by_log, dec->by_psn, dec->by_idempotence,
+            dec->conflicts, rep->results_lost, rep->reread, rep->resent_ops,
             rep->resent_bytes, rep->blanket_ops, rep->blanket_bytes,
             log_sn, peer_rq_psn, decide_us, recover_us,
             iface->fo.qp_created, iface->fo.qp_connected);
@@ -764,6 +764,53 @@ void uct_rc_varuna_ep_failover_cleanup(uct_rc_varuna_ep_t *ep)
  * Completions of control requests
  * ------------------------------------------------------------------------ */
 
+/*
+ * Every completion of the failed lane is in: the drain marker was posted
+ * behind its last request. A request still queued when the lane was fenced
+ * came back flushed, and the first of those completed everything before it
+ * (uct_rc_varuna_ep_handle_failure); the rest gave back their work requests
+ * one by one. If none came back, nothing was queued any more: every request
+ * had completed successfully, acknowledged by the peer, before the fence,
+ * and most of them were unsignaled, so no completion will ever tell. They
+ * executed; they are not in flight but done, with their results (a READ's
+ * data, a fetched value) in place. Complete them now, which also gives back
+ * their work requests and CQ entries: settling them as "executed" instead
+ * would keep those forever, and once an endpoint has no more credits than
+ * one CQ moderation interval of unsignaled requests, nothing it posts is
+ * ever signaled again and it stalls (issue 14).
+ *
+ * Blanket recovery resends everything whose completion it has not seen, as
+ * today's systems do, so these stay in flight there; only their work
+ * requests and CQ entries come back.
+ */
+static void uct_rc_varuna_ep_drained(uct_rc_varuna_iface_t *iface,
+                                     uct_rc_varuna_ep_t *ep)
+{
+    unsigned count = (unsigned)(ep->fo.sn_hi - ep->tx.done_sn);
+    unsigned num_wr;
+    uint64_t sn;
+
+    if ((ep->fo.flags & UCT_RC_VARUNA_FO_FIRST_ERR) || (count == 0)) {
+        return;
+    }
+
+    ucs_debug("rc_varuna: ep %p: the %u operations in flight on the failed "
+              "lane had all completed", ep, count);
+    if (iface->config.recovery == UCT_RC_VARUNA_RECOVERY_VARUNA) {
+        ep->fo.report.acked = count;
+        uct_rc_varuna_ep_complete(ep, ep->fo.sn_hi);
+        return;
+    }
+
+    num_wr = 0;
+    for (sn = ep->tx.done_sn + 1; sn <= ep->fo.sn_hi; sn++) {
+        num_wr += uct_rc_varuna_ep_op(ep, sn)->num_wr;
+    }
+    uct_rc_varuna_ep_tx_credits_add(ep, num_wr);
+    uct_rc_iface_add_cq_credits(&iface->super, num_wr);
+}
+
+
 void uct_rc_varuna_ep_ctrl_completion(uct_rc_varuna_ep_t *ep, unsigned lane,
                                       struct ibv_wc *wc)
 {
@@ -779,6 +826,7 @@ void uct_rc_varuna_ep_ctrl_completion(uct_rc_varuna_ep_t *ep, unsigned lane,
         if ((ep->fo.state == UCT_RC_VARUNA_FO_FENCING) &&
             (lane == ep->fo.failed_lane)) {
             ep->fo.flags |= UCT_RC_VARUNA_FO_DRAINED;
+            uct_rc_varuna_ep_drained(iface, ep);
             uct_rc_varuna_ep_failover_progress(ep);
         }
         return;

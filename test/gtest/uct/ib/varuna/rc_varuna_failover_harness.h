@@ -326,6 +326,8 @@ protected:
         uct_iface_set_am_handler(m_s->iface(), AM_ID, am_handler, this, 0);
 
         m_ep_errors     = 0;
+        m_cq_avail[0]   = viface(m_s)->super.tx.cq_available;
+        m_cq_avail[1]   = viface(m_r)->super.tx.cq_available;
         m_qp_created[0] = viface(m_s)->fo.qp_created;
         m_qp_created[1] = viface(m_r)->fo.qp_created;
         m_qp_conn[0]    = viface(m_s)->fo.qp_connected;
@@ -957,6 +959,61 @@ protected:
         }
     }
 
+    /* Work requests of one side's operations not completed yet */
+    static unsigned op_wrs(entity *e)
+    {
+        uct_rc_varuna_ep_t *ep = vep(e);
+        unsigned wrs           = 0;
+
+        for (uint64_t sn = ep->tx.done_sn + 1; sn <= ep->tx.sn; ++sn) {
+            wrs += uct_rc_varuna_ep_op(ep, sn)->num_wr;
+        }
+        return wrs;
+    }
+
+    /* Every work request gives back its send credit and its CQ entry
+     * exactly once, however it ended (completed, flushed, acknowledged
+     * without a completion of its own before a failover). A leak is
+     * silent until an endpoint or interface runs dry and stalls (issue
+     * 14), so it is checked here, on both sides, once they are quiet:
+     * operations take send credits, they and control requests take CQ
+     * entries. */
+    void verify_credits(entity *e, int side, const char *who)
+    {
+        uct_rc_varuna_iface_t *iface = viface(e);
+        uct_rc_varuna_ep_t *ep       = vep(e);
+        ucs_time_t deadline          = ucs_get_time() +
+                                       ucs_time_from_sec(2);
+        int credits, ctrl, cq_ok, ep_ok;
+
+        do {
+            credits = uct_rc_txqp_available(&ep->super.txqp);
+            ctrl    = ep->fo.ctrl_inflight[0] + ep->fo.ctrl_inflight[1];
+            ep_ok   = (credits + (int)op_wrs(e)) ==
+                      (int)iface->config.tx_max_wr;
+            cq_ok   = (iface->super.tx.cq_available + (int)op_wrs(e) +
+                       ctrl) == m_cq_avail[side];
+            if ((ep->fo.state == UCT_RC_VARUNA_FO_IDLE) && ep_ok && cq_ok) {
+                return;
+            }
+            progress();
+        } while (ucs_get_time() < deadline);
+
+        if (!ep_ok) {
+            problem(G2_COMPLETION, std::string(who) + ": send credits " +
+                    ucs::to_string(credits) + " + work requests posted " +
+                    ucs::to_string(op_wrs(e)) + " != " +
+                    ucs::to_string(iface->config.tx_max_wr));
+        }
+        if (!cq_ok) {
+            problem(G2_COMPLETION, std::string(who) + ": CQ credits " +
+                    ucs::to_string(iface->super.tx.cq_available) +
+                    " + work requests posted " +
+                    ucs::to_string(op_wrs(e) + ctrl) + " != " +
+                    ucs::to_string(m_cq_avail[side]));
+        }
+    }
+
     /* Everything the receiver holds and every completion, against the
      * plan. With expect_exact, anything else is a violation; without it
      * (blanket), duplicates are counted instead. */
@@ -971,6 +1028,9 @@ protected:
 
         if (m_ep_errors != 0) {
             problem(G2_COMPLETION, "the endpoint failed");
+        } else {
+            verify_credits(m_s, 0, "sender");
+            verify_credits(m_r, 1, "receiver");
         }
         if ((m_qp_created[0] != viface(m_s)->fo.qp_created) ||
             (m_qp_created[1] != viface(m_r)->fo.qp_created) ||
@@ -1002,6 +1062,7 @@ protected:
     outcome                         m_found;
     unsigned                        m_ep_errors;
     unsigned long                   m_qp_created[2], m_qp_conn[2];
+    int                             m_cq_avail[2];
 };
 
 #endif

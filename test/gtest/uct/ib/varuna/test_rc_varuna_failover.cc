@@ -165,6 +165,65 @@ UCS_TEST_P(test_rc_varuna_failover, fail_lane_hook)
 }
 
 /*
+ * Issue 14: a link fails after the peer acknowledged everything in flight,
+ * as it does between the rounds of traffic in both directions (each side
+ * waits for the other, so its requests are answered before it goes on).
+ * With CQ moderation most of those requests were unsignaled: no completion
+ * of their own ever comes, and the fenced lane has nothing left to flush.
+ * They are done, not in flight, and must give back their send credits and
+ * CQ entries; before the fix they were settled as "executed" and kept both,
+ * so an endpoint that had a whole moderation interval of them in flight
+ * (here: all of them, on a fresh endpoint) was left with no more credits
+ * than one interval of unsignaled requests, never signaled again, and
+ * stalled: a pending send never went out, as under Open MPI.
+ */
+UCS_TEST_P(test_rc_varuna_failover, acked_unsignaled_then_port_down)
+{
+    const unsigned max_wr = 256; /* the endpoint's send credits, at most */
+    unsigned window, after;
+
+    setup_pair(1);
+    window = viface(m_s)->super.config.tx_moderation;
+    after  = 2 * viface(m_s)->config.tx_max_wr;
+    ASSERT_LE(viface(m_s)->config.tx_max_wr, max_wr);
+    destroy_pair();
+
+    setup_pair(window + after);
+    plan(PUT_SHORT, window + after);
+    ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(20);
+
+    /* the whole window arrives and is acknowledged, none of it signaled */
+    ASSERT_TRUE(post_all(0, window, deadline));
+    while ((memcmp(dst_slot(window - 1), &m_shadow[(window - 1) * SLOT],
+                   sizeof(uint64_t)) != 0) &&
+           (ucs_get_time() < deadline)) {
+        progress();
+    }
+    short_progress_loop(20);
+    ASSERT_EQ(0u, vep(m_s)->tx.done_sn) << "a request of the window was "
+                                           "signaled";
+
+    /* nothing more is posted until the port error is seen: the lane then
+     * has nothing to flush */
+    take_down(REQ_PORT_DOWN);
+    while ((viface(m_s)->fo.failovers == 0) && (ucs_get_time() < deadline)) {
+        progress();
+    }
+    ASSERT_EQ(1u, viface(m_s)->fo.failovers);
+
+    /* twice the endpoint's credits: each must come back */
+    if (post_all(window, window + after,
+                 ucs_get_time() + ucs_time_from_sec(5)) &&
+        finish(deadline)) {
+        verify(true);
+    }
+    fail_on_problems("acked_unsignaled_then_port_down");
+    EXPECT_EQ(1u, viface(m_s)->fo.failovers);
+    EXPECT_EQ(window, vep(m_s)->fo.report.acked);
+    EXPECT_EQ(0u, vep(m_s)->fo.report.resent_ops);
+}
+
+/*
  * 100 failures and restorations on one pair of endpoints, alternating
  * which port fails: each time the failed lane is re-protected before the
  * next failure, and nothing is lost or executed twice.
