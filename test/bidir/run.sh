@@ -1,0 +1,168 @@
+#!/bin/bash
+#
+# Copyright (C) rc_varuna authors 2026. ALL RIGHTS RESERVED.
+# See file LICENSE for terms.
+#
+# Traffic in both directions through link failures (issue 14): two
+# processes on softib run varuna_bidir (src/tools/varuna_bidir.c), a UCP
+# program shaped like an MPI job (tag messages both ways on one worker,
+# fetch-adds, puts and flushes both ways on another, several endpoints per
+# worker), over UCX_TLS=rc_varuna,ud_verbs:aux. At each of its fail points
+# the client's active link goes down and comes back: the primary's first,
+# then the standby's (the active lane by then), and so on, so every
+# failure after the first needs the re-protection of the one before.
+#
+# Usage: test/bidir/run.sh [-r RUNS] [-i ITERS] [-e EPS] [-c FAILURES]
+#                          [-p] [-s auto|same] [-b] [-t SECONDS] [-a ARGS]
+#                          [-n NAME]
+#   -p   the client pauses at each fail point until the link is back: the
+#        link fails with everything acknowledged (the state of issue 14)
+#   -b   blanket recovery (expect duplicates, reported, not a failure)
+#   -a   more varuna_bidir options for both sides (e.g. "-S 64": no
+#        rendezvous, only eager messages)
+#   -n   logs go to build/logs/bidir/NAME (default: the options)
+#
+# A run passes when both sides print OK (every message once with its
+# pattern, fetch-add results exactly 0, 1, 2, ..., counters and slots
+# exact, no endpoint error), exit 0 within the timeout (else: HANG), and
+# every failure produced failover reports. Prints one line per run and a
+# closing "N passed, N failed" line.
+#
+
+set -uo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/../../contrib/common.sh"
+
+runs=3 iters=4000 eps=2 fails=1 pause= standby=auto recovery=varuna tmo=120
+args= name=
+while getopts "r:i:e:c:ps:bt:a:n:" opt; do
+    case $opt in
+    r) runs=$OPTARG ;;
+    i) iters=$OPTARG ;;
+    e) eps=$OPTARG ;;
+    c) fails=$OPTARG ;;
+    p) pause=-p ;;
+    s) standby=$OPTARG ;;
+    b) recovery=blanket ;;
+    t) tmo=$OPTARG ;;
+    a) args=$OPTARG ;;
+    n) name=$OPTARG ;;
+    *) sed -n '/^# Usage/,/^#$/s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+    esac
+done
+
+[[ -f $RC_VARUNA_BUILD/env.sh ]] ||
+    rc_varuna_die "build/env.sh is missing: run contrib/quickstart build"
+. "$RC_VARUNA_BUILD/env.sh"
+for tool in softib varuna_bidir; do
+    command -v $tool >/dev/null || rc_varuna_die "$tool is not built"
+done
+
+# the client's lanes, and the server's on other ports
+case $standby in
+auto) cdev=softib0:1 sdev=softib0:2 links=(softib0:1 softib1:1) ;;
+same) cdev=softib0:1 sdev=softib1:1 links=(softib0:1 softib0:2) ;;
+*)    rc_varuna_die "-s: auto or same, not '$standby'" ;;
+esac
+
+export UCX_TLS=rc_varuna,ud_verbs:aux
+export UCX_RC_VARUNA_STANDBY=$standby
+export UCX_RC_VARUNA_RECOVERY=$recovery
+export UCX_LOG_LEVEL=${UCX_LOG_LEVEL:-info}
+export SOFTIB_REGISTRY=/dev/shm/softib-bidir.$$
+trap 'rm -f "$SOFTIB_REGISTRY"' EXIT
+
+: "${name:=$standby-$recovery-c$fails${pause:+-paused}}"
+logs=$RC_VARUNA_LOGS/bidir/$name
+mkdir -p "$logs"
+
+fail_points()
+{
+    local k list=
+
+    for ((k = 1; k <= fails; k++)); do
+        list+=${list:+,}$((iters * k / (fails + 1)))
+    done
+    echo "$list"
+}
+
+# one run; prints its verdict line, returns 0 if it passed
+bidir_run()
+{
+    local n=$1 d=$logs/run$1 port=$((20000 + ($$ + $1) % 20000))
+    local server client k link rs rc verdict reports
+
+    rm -rf "$d"
+    mkdir -p "$d"
+    softib reset >/dev/null
+    export UCX_RC_VARUNA_REPORT=$d/report.json
+
+    UCX_NET_DEVICES=$sdev timeout "$tmo" softib run -- \
+        varuna_bidir server "$port" -i "$iters" -e "$eps" $args \
+        >"$d/server.log" 2>&1 &
+    server=$!
+    for _ in $(seq 100); do
+        grep -q listening "$d/server.log" && break
+        sleep 0.1
+    done
+    UCX_NET_DEVICES=$cdev timeout "$tmo" softib run -- \
+        varuna_bidir client 127.0.0.1 "$port" -i "$iters" -e "$eps" $args \
+        -f "$(fail_points)" -m "$d/fail" $pause >"$d/client.log" 2>&1 &
+    client=$!
+
+    # failure k takes down the client's active link: the primary's port
+    # first, then the standby's, alternately; it comes back 0.2 s later,
+    # and the client (with -p) goes on 0.5 s after that, once both sides
+    # had time to re-protect (UCX_RC_VARUNA_REPROTECT_INTERVAL is 20 ms)
+    for ((k = 1; k <= fails; k++)); do
+        while [[ ! -e $d/fail.$k ]] && kill -0 $client 2>/dev/null; do
+            sleep 0.01
+        done
+        [[ -e $d/fail.$k ]] || break
+        link=${links[$(((k - 1) % 2))]}
+        softib link down "$link" >/dev/null
+        echo "failure $k: $link down" >>"$d/faults.log"
+        sleep 0.2
+        softib link up "$link" >/dev/null
+        sleep 0.5
+        touch "$d/fail.$k.done"
+    done
+
+    wait $client
+    rc=$?
+    wait $server
+    rs=$?
+    for link in "${links[@]}"; do
+        softib link up "$link" >/dev/null
+    done
+
+    reports=0
+    [[ -f $d/report.json ]] && reports=$(grep -c '"event":"failover"' \
+                                         "$d/report.json")
+    if ((rc == 124 || rs == 124)); then
+        verdict="HANG (client exit $rc, server exit $rs)"
+    elif ((rc != 0 || rs != 0)); then
+        verdict="WRONG (client exit $rc, server exit $rs)"
+    elif ((reports < fails)); then
+        verdict="WRONG: $reports failover reports for $fails failures"
+    else
+        verdict="OK"
+    fi
+    echo "run $n: $verdict; $reports failover reports; $(grep -h -E \
+          '^(client|server): (OK|WRONG)' "$d/client.log" "$d/server.log" |
+          cut -d: -f1,2 | paste -sd' ')"
+    [[ $verdict == OK ]]
+}
+
+passed=0 failed=0
+echo "bidir: $runs runs, $iters iterations, $eps endpoints per worker," \
+     "$fails failures${pause:+ (paused)}, standby $standby, $recovery;" \
+     "logs in ${logs#$RC_VARUNA_ROOT/}"
+for ((n = 1; n <= runs; n++)); do
+    if bidir_run $n; then
+        ((passed++))
+    else
+        ((failed++))
+    fi
+done
+echo "bidir: $passed passed, $failed failed"
+((failed == 0))
