@@ -43,7 +43,12 @@ extern "C" {
  *                   retries run out
  *   RESP_DROP       only acknowledgements and responses after packet k
  *                   vanish: everything executes, nothing is confirmed
- * Then: more operations after the failure, a flush, and the checks. A plan
+ * Then: more operations after the failure, a flush, and the checks.
+ * With reverse traffic (plan_reverse()), the receiver sends too, as in an
+ * MPI job (issue 14): after each operation of the plan, one of its own
+ * towards the sender, alternately an active message and a fetch-and-add of
+ * 1 on a word of the sender's; each must arrive once, in order, and the
+ * fetch-adds must return 0, 1, 2, ... A plan
  * (one op_ctx per operation: type, length, target, operands) is simulated
  * in sequence order into a shadow of the receiver's memory, which gives
  * what each operation must leave and return:
@@ -103,7 +108,8 @@ public:
     }
 
     test_rc_varuna_fo_base() : m_s(NULL), m_r(NULL), m_rsc(NULL),
-                               m_num_ops(0), m_ep_errors(0) {}
+                               m_num_ops(0), m_rev_posted(0),
+                               m_ep_errors(0) {}
 
     virtual void init()
     {
@@ -135,7 +141,17 @@ protected:
         SLOT      = 8192,   /* bytes of memory per operation and area */
         LARGE     = 6000,   /* two packets at MTU 4096 */
         NUM_WORDS = 4,      /* atomic words at the receiver */
-        AM_ID     = 7
+        AM_ID     = 7,
+        AM_ID_REV = 8       /* reverse traffic's active messages */
+    };
+
+    /* One operation of the reverse traffic, receiver to sender */
+    struct rev_op {
+        uct_completion_t        comp;
+        int                     type;      /* AM_SHORT or FADD */
+        int                     calls;
+        ucs_status_t            status;
+        uint64_t                result;
     };
 
     struct port {
@@ -241,6 +257,29 @@ protected:
         return UCS_OK;
     }
 
+    /* reverse traffic: data is the operation's index */
+    static ucs_status_t rev_am_handler(void *arg, void *data, size_t length,
+                                       unsigned flags)
+    {
+        test_rc_varuna_fo_base *self =
+                reinterpret_cast<test_rc_varuna_fo_base*>(arg);
+        uint64_t index = UINT64_MAX;
+
+        if (length == sizeof(index)) {
+            memcpy(&index, data, sizeof(index));
+        }
+        self->m_rev_am_rx.push_back(index);
+        return UCS_OK;
+    }
+
+    static void rev_comp_cb(uct_completion_t *comp)
+    {
+        rev_op *op = ucs_container_of(comp, rev_op, comp);
+
+        ++op->calls;
+        op->status = comp->status;
+    }
+
     static void comp_cb(uct_completion_t *comp)
     {
         op_ctx *ctx = ucs_container_of(comp, op_ctx, comp);
@@ -324,6 +363,8 @@ protected:
         m_r->connect(0, *m_s, 0);
         uct_iface_set_am_handler(m_r->iface(), AM_ID, am_handler, this, 0);
         uct_iface_set_am_handler(m_s->iface(), AM_ID, am_handler, this, 0);
+        uct_iface_set_am_handler(m_s->iface(), AM_ID_REV, rev_am_handler,
+                                 this, 0);
 
         m_ep_errors     = 0;
         m_cq_avail[0]   = viface(m_s)->super.tx.cq_available;
@@ -339,6 +380,8 @@ protected:
     {
         m_dst.reset();
         m_src.reset();
+        m_rev_word.reset();
+        m_rev.clear();
         FOR_EACH_ENTITY(iter) {
             (*iter)->destroy_eps();
         }
@@ -675,6 +718,70 @@ protected:
         }
     }
 
+    /* Reverse traffic: count operations from the receiver, alternately an
+     * active message and a fetch-and-add of 1 on a word of the sender's.
+     * Call after plan(); post_all() posts them, one after each of the
+     * plan's. */
+    void plan_reverse(unsigned count)
+    {
+        m_rev.assign(count, rev_op());
+        for (unsigned j = 0; j < count; ++j) {
+            m_rev[j].type   = (j % 2) ? FADD : AM_SHORT;
+            m_rev[j].result = UINT64_MAX;
+        }
+        m_rev_posted = 0;
+        m_rev_am_rx.clear();
+        m_rev_word.reset(new mapped_buffer(sizeof(uint64_t), 0, *m_s));
+        memset(m_rev_word->ptr(), 0, sizeof(uint64_t));
+    }
+
+    ucs_status_t post_reverse_op(unsigned j)
+    {
+        rev_op &op  = m_rev[j];
+        uint64_t id = j;
+
+        op.comp.func   = rev_comp_cb;
+        op.comp.count  = 1;
+        op.comp.status = UCS_OK;
+        if (op.type == AM_SHORT) {
+            return uct_ep_am_short(m_r->ep(0), AM_ID_REV, id, NULL, 0);
+        }
+        return uct_ep_atomic64_fetch(m_r->ep(0), UCT_ATOMIC_OP_ADD, 1,
+                                     &op.result, m_rev_word->addr(),
+                                     m_rev_word->rkey(), &op.comp);
+    }
+
+    /* Post reverse operations until count of them are out */
+    bool post_reverse(unsigned count, ucs_time_t deadline)
+    {
+        for (; m_rev_posted < std::min<size_t>(count, m_rev.size());
+             ++m_rev_posted) {
+            rev_op &op = m_rev[m_rev_posted];
+            ucs_status_t status;
+
+            do {
+                status = post_reverse_op(m_rev_posted);
+                if (status == UCS_ERR_NO_RESOURCE) {
+                    progress();
+                }
+            } while ((status == UCS_ERR_NO_RESOURCE) &&
+                     (ucs_get_time() < deadline));
+            if (UCS_STATUS_IS_ERR(status)) {
+                problem(G2_COMPLETION, "posting reverse " +
+                        std::string(op_name(op.type)) + " #" +
+                        ucs::to_string(m_rev_posted) + ": " +
+                        ucs_status_string(status));
+                return false;
+            }
+            if ((op.type == AM_SHORT) || (status == UCS_OK)) {
+                /* completes on return: no callback will come */
+                op.calls++;
+                op.status = UCS_OK;
+            }
+        }
+        return true;
+    }
+
     /* Post operations [first, last). Returns false (a G2 problem) if an
      * operation could not be posted before the deadline or failed. */
     bool post_all(unsigned first, unsigned last, ucs_time_t deadline)
@@ -701,6 +808,9 @@ protected:
             } else if (status == UCS_OK) {
                 m_ops[i].calls++;
                 m_ops[i].status = UCS_OK;
+            }
+            if (!post_reverse(i + 1, deadline)) {
+                return false;
             }
         }
         return true;
@@ -761,19 +871,44 @@ protected:
      * used any more. */
     bool finish(ucs_time_t deadline)
     {
-        uct_completion_t comp;
-        ucs_status_t status;
-        size_t num_am = 0;
+        size_t num_am = 0, num_rev_am = 0;
 
         for (unsigned i = 0; i < m_ops.size(); ++i) {
             num_am += is_am(m_ops[i].type);
         }
+        for (unsigned j = 0; j < m_rev.size(); ++j) {
+            num_rev_am += m_rev[j].type == AM_SHORT;
+        }
+
+        if (!flush_ep(m_s, "flush", deadline) ||
+            (!m_rev.empty() && (!post_reverse(m_rev.size(), deadline) ||
+                                !flush_ep(m_r, "reverse flush", deadline)))) {
+            return false;
+        }
+
+        while (((m_am_rx.size() < num_am) ||
+                (m_rev_am_rx.size() < num_rev_am)) &&
+               (ucs_get_time() < deadline)) {
+            progress();
+        }
+        /* a duplicate would come right behind */
+        short_progress_loop(5);
+        return true;
+    }
+
+    /* Flush one side's endpoint and wait for it. Returns false (a G2
+     * problem) if the flush did not complete: the pair must not be used
+     * any more. */
+    bool flush_ep(entity *e, const std::string &what, ucs_time_t deadline)
+    {
+        uct_completion_t comp;
+        ucs_status_t status;
 
         comp.func   = flush_cb;
         comp.count  = 1;
         comp.status = UCS_OK;
         do {
-            status = uct_ep_flush(m_s->ep(0), 0, &comp);
+            status = uct_ep_flush(e->ep(0), 0, &comp);
             if (status == UCS_ERR_NO_RESOURCE) {
                 progress();
             }
@@ -782,28 +917,80 @@ protected:
         if (status == UCS_OK) {
             comp.count = 0;
         } else if (status != UCS_INPROGRESS) {
-            problem(G2_COMPLETION, std::string("flush: ") +
-                    ucs_status_string(status));
+            problem(G2_COMPLETION, what + ": " + ucs_status_string(status));
             return false;
         }
         while ((comp.count > 0) && (ucs_get_time() < deadline)) {
             progress();
         }
         if (comp.count > 0) {
-            problem(G2_COMPLETION, "flush did not complete");
+            problem(G2_COMPLETION, what + " did not complete");
             return false;
         }
         if (comp.status != UCS_OK) {
-            problem(G2_COMPLETION, std::string("flush completed with ") +
+            problem(G2_COMPLETION, what + " completed with " +
                     ucs_status_string(comp.status));
         }
-
-        while ((m_am_rx.size() < num_am) && (ucs_get_time() < deadline)) {
-            progress();
-        }
-        /* a duplicate would come right behind */
-        short_progress_loop(5);
         return true;
+    }
+
+    /* The reverse traffic: each active message once and in order, each
+     * fetch-add once, returning how many ran before it (or the documented
+     * status when its response was lost with the link), the word exact. */
+    void verify_reverse(bool expect_exact, outcome &out)
+    {
+        std::vector<uint64_t> expected_am;
+        uint64_t adds = 0;
+
+        for (unsigned j = 0; j < m_rev.size(); ++j) {
+            const rev_op &op = m_rev[j];
+            std::string tag  = "reverse " + std::string(op_name(op.type)) +
+                               " #" + ucs::to_string(j);
+
+            if (op.calls != 1) {
+                problem(G2_COMPLETION, tag + ": " + ucs::to_string(op.calls) +
+                        " completions");
+            }
+            if (op.type == AM_SHORT) {
+                expected_am.push_back(j);
+                continue;
+            }
+            if (op.status == UCT_RC_VARUNA_STATUS_RESULT_LOST) {
+                ++out.results_lost;
+            } else if (op.status != UCS_OK) {
+                problem(G2_COMPLETION, tag + ": " +
+                        ucs_status_string(op.status));
+            } else if (op.result != adds) {
+                if (expect_exact) {
+                    problem(G3_RESULT, tag + ": result " +
+                            ucs::to_string(op.result) + ", expected " +
+                            ucs::to_string(adds));
+                } else {
+                    ++out.duplicates;
+                }
+            }
+            ++adds;
+        }
+
+        if (*(uint64_t*)m_rev_word->ptr() != adds) {
+            if (!expect_exact && (*(uint64_t*)m_rev_word->ptr() > adds)) {
+                out.duplicates += *(uint64_t*)m_rev_word->ptr() - adds;
+            } else {
+                problem(G1_ONCE, "reverse fetch-add word is " +
+                        ucs::to_string(*(uint64_t*)m_rev_word->ptr()) +
+                        " after " + ucs::to_string(adds) + " adds");
+            }
+        }
+        if (m_rev_am_rx != expected_am) {
+            if (!expect_exact && (m_rev_am_rx.size() > expected_am.size())) {
+                out.duplicates += m_rev_am_rx.size() - expected_am.size();
+            } else {
+                problem(G1_ONCE, "reverse active messages: " +
+                        ucs::to_string(m_rev_am_rx.size()) + " arrived of " +
+                        ucs::to_string(expected_am.size()) +
+                        ", or out of order");
+            }
+        }
     }
 
     void verify_completions(bool expect_exact, outcome &out)
@@ -1025,6 +1212,9 @@ protected:
         verify_completions(expect_exact, out);
         verify_memory(expect_exact, out);
         verify_am(expect_exact, out);
+        if (!m_rev.empty()) {
+            verify_reverse(expect_exact, out);
+        }
 
         if (m_ep_errors != 0) {
             problem(G2_COMPLETION, "the endpoint failed");
@@ -1056,6 +1246,10 @@ protected:
     std::vector<uint64_t>           m_am_hdr;
     std::vector<uint64_t>           m_am_rx;
     std::vector<uint64_t>           m_am_bad;
+    std::vector<rev_op>             m_rev;
+    size_t                          m_rev_posted;
+    std::vector<uint64_t>           m_rev_am_rx;
+    ucs::auto_ptr<mapped_buffer>    m_rev_word;
     std::vector<unsigned>           m_comp_order;
     std::vector<char>               m_shadow;
     std::vector<std::string>        m_problems;

@@ -30,16 +30,21 @@ protected:
 
     /* One trial: a window of operations of a type, a fault after packet k,
      * operations after it, and all the checks. */
-    outcome trial(int type, int f, unsigned k, bool expect_exact)
+    outcome trial(int type, int f, unsigned k, bool expect_exact,
+                  bool bidir = false)
     {
         std::stringstream what;
         ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(20);
         outcome out;
 
         memset(&out, 0, sizeof(out));
-        what << op_name(type) << "/" << fault_name(f) << "@" << k;
+        what << op_name(type) << (bidir ? "+reverse" : "") << "/"
+             << fault_name(f) << "@" << k;
         setup_pair(NUM_OPS);
         plan(type, NUM_OPS);
+        if (bidir) {
+            plan_reverse(NUM_OPS);
+        }
         inject(f, k);
         if (post_all(0, WINDOW, deadline)) {
             take_down(f);
@@ -64,13 +69,13 @@ protected:
         return (step != NULL) ? std::max(1, atoi(step)) : 1;
     }
 
-    void matrix(int type)
+    void matrix(int type, bool bidir = false)
     {
         unsigned failovers = 0, results_lost = 0, trials = 0;
 
         for (int f = 0; f < FAULT_LAST; ++f) {
             for (unsigned k = 0; k <= 3 * WINDOW; k += position_step()) {
-                outcome out = trial(type, f, k, true);
+                outcome out = trial(type, f, k, true, bidir);
                 if (HasFailure()) {
                     return;
                 }
@@ -101,6 +106,16 @@ UCS_TEST_P(test_rc_varuna_failover, am_short)   { matrix(AM_SHORT); }
 UCS_TEST_P(test_rc_varuna_failover, am_bcopy)   { matrix(AM_BCOPY); }
 UCS_TEST_P(test_rc_varuna_failover, am_zcopy)   { matrix(AM_ZCOPY); }
 UCS_TEST_P(test_rc_varuna_failover, mixed)      { matrix(MIXED); }
+
+/* Traffic in both directions (issue 14): the receiver sends active
+ * messages and fetch-adds back while the fault strikes, so both sides have
+ * operations in flight to classify. */
+UCS_TEST_P(test_rc_varuna_failover, mixed_bidir) { matrix(MIXED, true); }
+
+UCS_TEST_P(test_rc_varuna_failover, mixed_bidir_without_log, "LOG=n")
+{
+    matrix(MIXED, true);
+}
 
 /* The log switched off: every operation in flight is decided by the
  * peer's expected PSN. */
