@@ -26,6 +26,13 @@
  *               between two rounds of an MPI job
  *   -E MODE     UCP error handling mode of the endpoints: peer (default)
  *               or none (what Open MPI's pml ucx uses by default)
+ *   -w SEC      after the last fail point, progress SEC seconds with no
+ *               traffic before going on: timers of the failed port
+ *               (keepalive, the aux lane) have their chance to fail the
+ *               endpoints, which the checks at the end would show
+ *   -K SEC      the peer is killed after the last fail point: wait up to
+ *               SEC seconds for every endpoint's error callback, print how
+ *               long it took, exit 0 if each fired exactly once
  *
  * After connecting, both sides run the same loop. Per iteration and per
  * endpoint:
@@ -56,6 +63,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #define BIDIR_MAX_EPS     16
@@ -92,8 +100,10 @@ static struct {
     unsigned    num_fails;
     const char  *marker;
     int         pause;
+    double      idle;
+    double      expect_death;
     ucp_err_handling_mode_t err_mode;
-} bidir_opt = {4000, 2, 64, 65536, {0}, 0, NULL, 0,
+} bidir_opt = {4000, 2, 64, 65536, {0}, 0, NULL, 0, 0, 0,
                 UCP_ERR_HANDLING_MODE_PEER};
 
 static ucp_context_h bidir_context;
@@ -105,6 +115,7 @@ static uint64_t     *bidir_mem;        /* counters, then slots */
 static uint64_t      bidir_peer_base;
 static int           bidir_side;       /* 0 server, 1 client */
 static unsigned long bidir_ep_errors;
+static unsigned      bidir_ep_error_count[BIDIR_NUM_WORKERS][BIDIR_MAX_EPS];
 
 static void bidir_die(const char *what, ucs_status_t status)
 {
@@ -231,6 +242,7 @@ static void bidir_wait(bidir_req_t *reqs, unsigned count, const char *what)
 static void bidir_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
 {
     ++bidir_ep_errors;
+    ++*(unsigned*)arg;
     fprintf(stderr, "varuna_bidir: endpoint error: %s\n",
             ucs_status_string(status));
 }
@@ -337,7 +349,7 @@ static void bidir_connect(int fd)
             ep_params.address         = peer_addr[w];
             ep_params.err_mode        = bidir_opt.err_mode;
             ep_params.err_handler.cb  = bidir_ep_error;
-            ep_params.err_handler.arg = NULL;
+            ep_params.err_handler.arg = &bidir_ep_error_count[w][e];
             status = ucp_ep_create(bidir_worker[w], &ep_params,
                                    &bidir_ep[w][e]);
             if (status != UCS_OK) {
@@ -573,6 +585,69 @@ static void bidir_fail_point(unsigned k)
     }
 }
 
+static double bidir_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* No traffic, only progress, for sec seconds */
+static void bidir_idle(double sec)
+{
+    double end = bidir_now() + sec;
+
+    printf("%s: idle for %.1f s\n", bidir_side ? "client" : "server", sec);
+    fflush(stdout);
+    while (bidir_now() < end) {
+        bidir_progress();
+    }
+}
+
+/* The peer was killed: every endpoint must report it, once. */
+static int bidir_await_death(void)
+{
+    double start = bidir_now(), end = start + bidir_opt.expect_death;
+    unsigned w, e, reported, twice;
+
+    for (;;) {
+        bidir_progress();
+        reported = twice = 0;
+        for (w = 0; w < BIDIR_NUM_WORKERS; w++) {
+            for (e = 0; e < bidir_opt.eps; e++) {
+                reported += bidir_ep_error_count[w][e] > 0;
+                twice    += bidir_ep_error_count[w][e] > 1;
+            }
+        }
+        if ((reported == BIDIR_NUM_WORKERS * bidir_opt.eps) ||
+            (bidir_now() > end)) {
+            break;
+        }
+    }
+
+    /* a second callback would come right behind */
+    end = bidir_now() + 0.5;
+    while (bidir_now() < end) {
+        bidir_progress();
+    }
+    twice = 0;
+    for (w = 0; w < BIDIR_NUM_WORKERS; w++) {
+        for (e = 0; e < bidir_opt.eps; e++) {
+            twice += bidir_ep_error_count[w][e] > 1;
+        }
+    }
+
+    printf("client: %s: %u of %u endpoints reported the dead peer within "
+           "%.1f s (%.2f s), %u more than once\n",
+           ((reported == BIDIR_NUM_WORKERS * bidir_opt.eps) && !twice) ?
+           "OK" : "WRONG", reported, BIDIR_NUM_WORKERS * bidir_opt.eps,
+           bidir_opt.expect_death, bidir_now() - start, twice);
+    fflush(stdout);
+    return ((reported == BIDIR_NUM_WORKERS * bidir_opt.eps) && !twice) ?
+           0 : 1;
+}
+
 static int bidir_run(void)
 {
     uint64_t *sbuf[BIDIR_MAX_EPS], *rbuf[BIDIR_MAX_EPS], *puts;
@@ -591,6 +666,14 @@ static int bidir_run(void)
         if ((fail < bidir_opt.num_fails) &&
             ((long)iter == bidir_opt.fail_at[fail])) {
             bidir_fail_point(++fail);
+            if (fail == bidir_opt.num_fails) {
+                if (bidir_opt.expect_death > 0) {
+                    exit(bidir_await_death());
+                }
+                if (bidir_opt.idle > 0) {
+                    bidir_idle(bidir_opt.idle);
+                }
+            }
         }
         bad_msgs  += bidir_tag_round(iter, sbuf, rbuf);
         bad_fetch += bidir_rma_round(iter, puts);
@@ -698,7 +781,8 @@ static void bidir_usage(void)
     fprintf(stderr, "usage: varuna_bidir server PORT [OPTIONS]\n"
                     "       varuna_bidir client HOST PORT [OPTIONS]\n"
                     "  -i ITERS  -e EPS  -s SIZE  -S RNDV_SIZE  "
-                    "-f ITER[,ITER...]  -m FILE  -p  -E peer|none\n");
+                    "-f ITER[,ITER...]  -m FILE  -p  -E peer|none  -w SEC  "
+                    "-K SEC\n");
     exit(2);
 }
 
@@ -718,7 +802,7 @@ int main(int argc, char **argv)
     }
 
     optind = argi;
-    while ((opt = getopt(argc, argv, "i:e:s:S:f:m:pE:")) != -1) {
+    while ((opt = getopt(argc, argv, "i:e:s:S:f:m:pE:w:K:")) != -1) {
         switch (opt) {
         case 'i':
             bidir_opt.iters = (unsigned)atoi(optarg);
@@ -742,6 +826,12 @@ int main(int argc, char **argv)
             break;
         case 'p':
             bidir_opt.pause = 1;
+            break;
+        case 'w':
+            bidir_opt.idle = atof(optarg);
+            break;
+        case 'K':
+            bidir_opt.expect_death = atof(optarg);
             break;
         case 'm':
             bidir_opt.marker = optarg;

@@ -14,13 +14,18 @@
 #
 # Usage: test/bidir/run.sh [-r RUNS] [-i ITERS] [-e EPS] [-c FAILURES]
 #                          [-p] [-s auto|same] [-b] [-t SECONDS] [-a ARGS]
-#                          [-n NAME]
+#                          [-n NAME] [-k] [-w SEC] [-x SEC]
 #   -p   the client pauses at each fail point until the link is back: the
 #        link fails with everything acknowledged (the state of issue 14)
 #   -b   blanket recovery (expect duplicates, reported, not a failure)
 #   -a   more varuna_bidir options for both sides (e.g. "-S 64": no
 #        rendezvous, only eager messages)
 #   -n   logs go to build/logs/bidir/NAME (default: the options)
+#   -k   the link of the last failure stays down (no heal)
+#   -w S the client idles S seconds after the last failure, progressing,
+#        then goes on: timers of the failed port have their chance
+#   -x S after the last failure the server is killed: each of the client's
+#        endpoints must report the dead peer, once, within S seconds
 #
 # A run passes when both sides print OK (every message once with its
 # pattern, fetch-add results exactly 0, 1, 2, ..., counters and slots
@@ -33,8 +38,8 @@ set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../../contrib/common.sh"
 
 runs=3 iters=4000 eps=2 fails=1 pause= standby=auto recovery=varuna tmo=120
-args= name=
-while getopts "r:i:e:c:ps:bt:a:n:" opt; do
+args= name= keep_down=0 idle= kill_after=
+while getopts "r:i:e:c:ps:bt:a:n:kw:x:" opt; do
     case $opt in
     r) runs=$OPTARG ;;
     i) iters=$OPTARG ;;
@@ -46,6 +51,9 @@ while getopts "r:i:e:c:ps:bt:a:n:" opt; do
     t) tmo=$OPTARG ;;
     a) args=$OPTARG ;;
     n) name=$OPTARG ;;
+    k) keep_down=1 ;;
+    w) idle=$OPTARG ;;
+    x) kill_after=$OPTARG ;;
     *) sed -n '/^# Usage/,/^#$/s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
     esac
 done
@@ -106,7 +114,8 @@ bidir_run()
     done
     UCX_NET_DEVICES=$cdev timeout "$tmo" softib run -- \
         varuna_bidir client 127.0.0.1 "$port" -i "$iters" -e "$eps" $args \
-        -f "$(fail_points)" -m "$d/fail" $pause >"$d/client.log" 2>&1 &
+        -f "$(fail_points)" -m "$d/fail" $pause ${idle:+-w $idle} \
+        ${kill_after:+-K $kill_after} >"$d/client.log" 2>&1 &
     client=$!
 
     # failure k takes down the client's active link: the primary's port
@@ -122,14 +131,20 @@ bidir_run()
         softib link down "$link" >/dev/null
         echo "failure $k: $link down" >>"$d/faults.log"
         sleep 0.2
-        softib link up "$link" >/dev/null
+        if ((k < fails || !keep_down)); then
+            softib link up "$link" >/dev/null
+        fi
         sleep 0.5
         touch "$d/fail.$k.done"
     done
+    if [[ -n $kill_after && -e $d/fail.$fails ]]; then
+        pkill -KILL -f "varuna_bidir server $port " &&
+            echo "server killed" >>"$d/faults.log"
+    fi
 
     wait $client
     rc=$?
-    wait $server
+    { wait $server; } 2>/dev/null
     rs=$?
     for link in "${links[@]}"; do
         softib link up "$link" >/dev/null
@@ -138,6 +153,8 @@ bidir_run()
     reports=0
     [[ -f $d/report.json ]] && reports=$(grep -c '"event":"failover"' \
                                          "$d/report.json")
+    # a killed server exits with 137
+    [[ -n $kill_after ]] && ((rs == 137)) && rs=0
     if ((rc == 124 || rs == 124)); then
         verdict="HANG (client exit $rc, server exit $rs)"
     elif ((rc != 0 || rs != 0)); then

@@ -1069,10 +1069,39 @@ static uct_iface_ops_t uct_rc_varuna_iface_tl_ops = {
     .iface_is_reachable       = uct_ib_iface_is_reachable
 };
 
+/*
+ * UCP runs its keepalive on the lane whose transport scores best, weighting
+ * each by how many endpoints can have work in flight at once (1.13.1 reads
+ * max_inflight_eps only there, ucp/wireup/select.c). rc/base answers
+ * tx_cq_len / tx_qp_len, 16 by default, so UCP always picked the aux UD
+ * lane, and that lane stays on the port it was opened on: after a failover
+ * UCP kept probing the peer through the dead port and failed the endpoint
+ * 20 to 50 s later (issue 9). rc_varuna's check is one empty WRITE on the
+ * endpoint's active lane, which fails over with the lane; it needs one CQ
+ * entry, and when none is free the check waits for the next round
+ * (uct_rc_varuna_ep_post_check). So any number of endpoints can be
+ * checked, and UCP chooses rc_varuna for keepalive when it is a lane.
+ */
+static ucs_status_t uct_rc_varuna_iface_estimate_perf(uct_iface_h tl_iface,
+                                                      uct_perf_attr_t *perf_attr)
+{
+    ucs_status_t status;
+
+    status = uct_rc_iface_estimate_perf(tl_iface, perf_attr);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    if (perf_attr->field_mask & UCT_PERF_ATTR_FIELD_MAX_INFLIGHT_EPS) {
+        perf_attr->max_inflight_eps = SIZE_MAX;
+    }
+    return UCS_OK;
+}
+
 static uct_rc_iface_ops_t uct_rc_varuna_iface_ops = {
     .super = {
         .super = {
-            .iface_estimate_perf = uct_rc_iface_estimate_perf,
+            .iface_estimate_perf = uct_rc_varuna_iface_estimate_perf,
             .iface_vfs_refresh   = uct_rc_iface_vfs_refresh,
             .ep_query            = (uct_ep_query_func_t)
                                            ucs_empty_function_return_unsupported,
