@@ -30,6 +30,9 @@
  *               traffic before going on: timers of the failed port
  *               (keepalive, the aux lane) have their chance to fail the
  *               endpoints, which the checks at the end would show
+ *   -n COUNT    (server) serve COUNT clients, one after the other, with
+ *               the same workers: a client that connects after another
+ *               one's link failed must get working endpoints
  *   -K SEC      the peer is killed after the last fail point: wait up to
  *               SEC seconds for every endpoint's error callback, print how
  *               long it took, exit 0 if each fired exactly once
@@ -102,8 +105,9 @@ static struct {
     int         pause;
     double      idle;
     double      expect_death;
+    unsigned    clients;
     ucp_err_handling_mode_t err_mode;
-} bidir_opt = {4000, 2, 64, 65536, {0}, 0, NULL, 0, 0, 0,
+} bidir_opt = {4000, 2, 64, 65536, {0}, 0, NULL, 0, 0, 0, 1,
                 UCP_ERR_HANDLING_MODE_PEER};
 
 static ucp_context_h bidir_context;
@@ -731,7 +735,7 @@ static int bidir_run(void)
 static int bidir_listen(const char *port)
 {
     struct sockaddr_in addr;
-    int lfd, fd, one = 1;
+    int lfd, one = 1;
 
     lfd = socket(AF_INET, SOCK_STREAM, 0);
     setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
@@ -746,9 +750,7 @@ static int bidir_listen(const char *port)
     }
     printf("server: listening on port %s\n", port);
     fflush(stdout);
-    fd = accept(lfd, NULL, NULL);
-    close(lfd);
-    return fd;
+    return lfd;
 }
 
 static int bidir_dial(const char *host, const char *port)
@@ -782,13 +784,14 @@ static void bidir_usage(void)
                     "       varuna_bidir client HOST PORT [OPTIONS]\n"
                     "  -i ITERS  -e EPS  -s SIZE  -S RNDV_SIZE  "
                     "-f ITER[,ITER...]  -m FILE  -p  -E peer|none  -w SEC  "
-                    "-K SEC\n");
+                    "-K SEC  -n CLIENTS\n");
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
-    int fd, argi, opt, ret;
+    int fd = -1, lfd = -1, argi, opt, ret;
+    unsigned client;
     char sync = 0, *p;
 
     if ((argc >= 3) && !strcmp(argv[1], "server")) {
@@ -802,7 +805,7 @@ int main(int argc, char **argv)
     }
 
     optind = argi;
-    while ((opt = getopt(argc, argv, "i:e:s:S:f:m:pE:w:K:")) != -1) {
+    while ((opt = getopt(argc, argv, "i:e:s:S:f:m:pE:w:K:n:")) != -1) {
         switch (opt) {
         case 'i':
             bidir_opt.iters = (unsigned)atoi(optarg);
@@ -833,6 +836,9 @@ int main(int argc, char **argv)
         case 'K':
             bidir_opt.expect_death = atof(optarg);
             break;
+        case 'n':
+            bidir_opt.clients = (unsigned)atoi(optarg);
+            break;
         case 'm':
             bidir_opt.marker = optarg;
             break;
@@ -849,25 +855,48 @@ int main(int argc, char **argv)
     }
     if ((bidir_opt.eps == 0) || (bidir_opt.eps > BIDIR_MAX_EPS) ||
         (bidir_opt.size < sizeof(uint64_t)) ||
-        (bidir_opt.rndv_size < bidir_opt.size) || (bidir_opt.iters == 0)) {
+        (bidir_opt.rndv_size < bidir_opt.size) || (bidir_opt.iters == 0) ||
+        (bidir_opt.clients == 0)) {
         bidir_usage();
     }
     bidir_opt.size      &= ~(sizeof(uint64_t) - 1);
     bidir_opt.rndv_size &= ~(sizeof(uint64_t) - 1);
 
     bidir_init();
-    fd = bidir_side ? bidir_dial(argv[2], argv[3]) : bidir_listen(argv[2]);
-    bidir_connect(fd);
+    if (bidir_side) {
+        bidir_opt.clients = 1;
+        fd = bidir_dial(argv[2], argv[3]);
+    } else {
+        lfd = bidir_listen(argv[2]);
+    }
 
-    ret = bidir_run();
+    ret = 0;
+    for (client = 0; client < bidir_opt.clients; client++) {
+        if (!bidir_side) {
+            fd = accept(lfd, NULL, NULL);
+            if (client > 0) {
+                printf("server: client %u\n", client + 1);
+                fflush(stdout);
+            }
+            memset(bidir_mem, 0, bidir_mem_len());
+            memset(bidir_ep_error_count, 0, sizeof(bidir_ep_error_count));
+            bidir_ep_errors = 0;
+        }
+        bidir_connect(fd);
+        ret |= bidir_run();
 
-    /* stay until the peer has finished with us too */
-    bidir_send_all(fd, &sync, 1);
-    bidir_recv_all(fd, &sync, 1);
-    close(fd);
+        /* stay until the peer has finished with us too */
+        bidir_send_all(fd, &sync, 1);
+        bidir_recv_all(fd, &sync, 1);
+        close(fd);
+    }
+    if (!bidir_side) {
+        close(lfd);
+    }
     ucp_mem_unmap(bidir_context, bidir_memh);
     ucp_worker_destroy(bidir_worker[BIDIR_RMA_WORKER]);
     ucp_worker_destroy(bidir_worker[BIDIR_TAG_WORKER]);
     ucp_cleanup(bidir_context);
+    printf("%s: exit %d\n", bidir_side ? "client" : "server", ret);
     return ret;
 }

@@ -14,7 +14,7 @@
 #
 # Usage: test/bidir/run.sh [-r RUNS] [-i ITERS] [-e EPS] [-c FAILURES]
 #                          [-p] [-s auto|same] [-b] [-t SECONDS] [-a ARGS]
-#                          [-n NAME] [-k] [-w SEC] [-x SEC]
+#                          [-n NAME] [-k] [-w SEC] [-x SEC] [-N]
 #   -p   the client pauses at each fail point until the link is back: the
 #        link fails with everything acknowledged (the state of issue 14)
 #   -b   blanket recovery (expect duplicates, reported, not a failure)
@@ -26,6 +26,9 @@
 #        then goes on: timers of the failed port have their chance
 #   -x S after the last failure the server is killed: each of the client's
 #        endpoints must report the dead peer, once, within S seconds
+#   -N   a second client, a new process on the same ports, connects to the
+#        same server after the first is done (with -k: while the link of
+#        the last failure is still down) and must come out right too
 #
 # A run passes when both sides print OK (every message once with its
 # pattern, fetch-add results exactly 0, 1, 2, ..., counters and slots
@@ -38,8 +41,8 @@ set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../../contrib/common.sh"
 
 runs=3 iters=4000 eps=2 fails=1 pause= standby=auto recovery=varuna tmo=120
-args= name= keep_down=0 idle= kill_after=
-while getopts "r:i:e:c:ps:bt:a:n:kw:x:" opt; do
+args= name= keep_down=0 idle= kill_after= clients=1
+while getopts "r:i:e:c:ps:bt:a:n:kw:x:N" opt; do
     case $opt in
     r) runs=$OPTARG ;;
     i) iters=$OPTARG ;;
@@ -54,6 +57,7 @@ while getopts "r:i:e:c:ps:bt:a:n:kw:x:" opt; do
     k) keep_down=1 ;;
     w) idle=$OPTARG ;;
     x) kill_after=$OPTARG ;;
+    N) clients=2 ;;
     *) sed -n '/^# Usage/,/^#$/s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
     esac
 done
@@ -105,7 +109,7 @@ bidir_run()
     export UCX_RC_VARUNA_REPORT=$d/report.json
 
     UCX_NET_DEVICES=$sdev timeout "$tmo" softib run -- \
-        varuna_bidir server "$port" -i "$iters" -e "$eps" $args \
+        varuna_bidir server "$port" -i "$iters" -e "$eps" -n $clients $args \
         >"$d/server.log" 2>&1 &
     server=$!
     for _ in $(seq 100); do
@@ -144,6 +148,14 @@ bidir_run()
 
     wait $client
     rc=$?
+    if ((clients > 1 && rc == 0)); then
+        # a new process sees only the ports that are up: it is given both
+        # of the client's, as a user would
+        UCX_NET_DEVICES=$cdev,${links[1]} timeout "$tmo" softib run -- \
+            varuna_bidir client 127.0.0.1 "$port" -i "$iters" -e "$eps" \
+            $args >"$d/client2.log" 2>&1
+        rc=$?
+    fi
     { wait $server; } 2>/dev/null
     rs=$?
     for link in "${links[@]}"; do
@@ -165,7 +177,7 @@ bidir_run()
         verdict="OK"
     fi
     echo "run $n: $verdict; $reports failover reports; $(grep -h -E \
-          '^(client|server): (OK|WRONG)' "$d/client.log" "$d/server.log" |
+          '^(client|server): (OK|WRONG)' "$d"/client*.log "$d/server.log" |
           cut -d: -f1,2 | paste -sd' ')"
     [[ $verdict == OK ]]
 }
