@@ -162,7 +162,7 @@ mpi_kill_session()
 mpi_run()
 {
     local n=$1 d=$logs/run$1 pid start rc verdict reports pids p missing
-    local lost ok_lines
+    local lost ok_lines why
 
     rm -rf "$d"
     mkdir -p "$d"
@@ -207,7 +207,10 @@ mpi_run()
     if [[ $rc == hang ]]; then
         :
     elif ((rc != 0)) || ! grep -q '^bidir_failover: OK' "$d/out.log"; then
-        verdict="WRONG (exit $rc)"
+        # the first fatal line of UCX or Open MPI, if any
+        why=$(grep -m1 -o -E '[A-Za-z ]+, no path left to the peer|Assertion .*|UCX  ERROR .*|MPI_ERR[A-Z_]*' \
+              "$d/out.log" | cut -c1-100)
+        verdict="WRONG (exit $rc${why:+: $why})"
     elif ((ok_lines != ranks)); then
         verdict="WRONG: $ok_lines OK lines of $ranks ranks"
     elif ((fail && (reports == 0 || missing > 0))); then
