@@ -33,7 +33,8 @@
 # when it did not end within the timeout (it is then killed). Prints one
 # line per run and "mpi: N runs: C correct, W wrong, H hang"; exits 0 only
 # if every run was OK. UCX's log (UCX_LOG_LEVEL, default info: the
-# failover lines) is in each run's out.log.
+# failover lines) is in each run's out.log, softib's counters (taken every
+# 0.2 s while the job runs) in counters.txt.
 #
 
 set -uo pipefail
@@ -174,9 +175,15 @@ mpi_run()
         -x UCX_RC_VARUNA_REPORT="$d/report.json" "$prog" "${prog_args[@]}" \
         >"$d/out.log" 2>&1 </dev/null &
     pid=$!
+    # softib's counters (retransmissions, RNR NAKs, retries exceeded) are
+    # those of the contexts alive: the last look before the end is kept
     while kill -0 $pid 2>/dev/null && ((SECONDS - start < tmo)); do
+        softib counters >"$d/counters.tmp" 2>/dev/null &&
+            grep -q -v ' 0$' "$d/counters.tmp" &&
+            mv "$d/counters.tmp" "$d/counters.txt"
         sleep 0.2
     done
+    rm -f "$d/counters.tmp"
 
     if kill -0 $pid 2>/dev/null; then
         verdict="HANG (no end after $tmo s)"
