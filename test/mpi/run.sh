@@ -92,9 +92,10 @@ if [[ ! -x $prog || $src -nt $prog ]]; then
         -lsoftib || rc_varuna_die "mpicc $src failed"
 fi
 
-# a fabric of our own: the link we take down is no one else's
-export SOFTIB_REGISTRY=/dev/shm/softib-mpi.$$
-trap 'rm -f "$SOFTIB_REGISTRY"' EXIT
+# a fabric of our own, new for each run (its counters start at 0): the
+# link we take down is no one else's
+registry=/dev/shm/softib-mpi.$$
+trap 'rm -f "$registry".*' EXIT
 
 if [[ -z $name ]]; then
     name=n$ranks-$standby-$recovery
@@ -168,7 +169,8 @@ mpi_run()
     rm -rf "$d"
     mkdir -p "$d"
     : >"$d/report.json"
-    softib reset >/dev/null     # the last run left softib0:1 down
+    export SOFTIB_REGISTRY=$registry.$n
+    rm -f "$SOFTIB_REGISTRY"
     start=$SECONDS
 
     setsid softib run -- mpirun "${mpirun_args[@]}" \
@@ -227,6 +229,7 @@ mpi_run()
     else
         verdict=OK
     fi
+    rm -f "$SOFTIB_REGISTRY"
     echo "run $n: $verdict; $((SECONDS - start)) s; $reports failover" \
          "reports; $(grep -h -E '^(rank [0-9]+ \(pid [0-9]+\): WRONG|bidir_failover: WRONG)' \
                      "$d/out.log" | head -3 | paste -sd' ')"
