@@ -48,6 +48,7 @@ usage()
     exit 2
 }
 while (($#)); do
+    [[ $1 == --no-fail || $1 == --bt || $# -ge 2 ]] || usage
     case $1 in
     -n) ranks=$2; shift ;;
     -r) runs=$2; shift ;;
