@@ -1,0 +1,385 @@
+/*
+ * Copyright (C) rc_varuna authors 2026. ALL RIGHTS RESERVED.
+ * See file LICENSE for terms.
+ *
+ * bidir_failover: an MPI job with traffic in every direction through a link
+ * failure (issue 14). Each iteration, every rank
+ *
+ *   - does an MPI_Alltoall of a known pattern (pml ucx) and checks every
+ *     element it receives;
+ *   - does an MPI_Fetch_and_op(+1) on the counter of another rank (never
+ *     itself) in a window (osc ucx), followed by MPI_Win_flush.
+ *
+ * Rank 0 takes the primary link (softib0:1 by default) down through softib's
+ * control API (libsoftib) when it reaches the fail iteration, so the
+ * failover happens with traffic in flight both ways, on both of Open MPI's
+ * UCP workers (pml and osc).
+ *
+ * At the end, each rank checks that its counter equals the number of adds
+ * aimed at it (computed, not communicated), and rank 0 gathers every fetch
+ * result: those of one target must be exactly 0, 1, ..., adds-1 (each add
+ * executed once and its result delivered once), and those of one origin
+ * increase. Each rank prints one line, "rank R (pid P): OK: ..." or
+ * "rank R (pid P): WRONG: ...", and rank 0 a last line
+ * "bidir_failover: OK|WRONG".
+ * The exit status is 0 only if everything was right.
+ *
+ * Sizes: -s BYTES per destination of the alltoall (eager by default);
+ * -S BYTES makes every 8th iteration use that size instead (rendezvous).
+ */
+#include <mpi.h>
+#include <softib/ctl.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* where a rank is, for a debugger looking at a hung run */
+enum phase {
+    PHASE_INIT, PHASE_ALLTOALL, PHASE_FETCH_AND_OP, PHASE_FLUSH,
+    PHASE_CHECK, PHASE_DONE
+};
+volatile int bf_iteration = -1;
+volatile enum phase bf_phase = PHASE_INIT;
+
+static int rank, nranks;
+
+static void usage(const char *prog)
+{
+    fprintf(stderr,
+            "usage: %s [-i ITERATIONS] [-f FAIL_AT|-1] [-d DEV:PORT] "
+            "[-s BYTES] [-S BYTES] [-q]\n"
+            "  -i  iterations (4000)\n"
+            "  -f  iteration at which rank 0 takes the link down "
+            "(ITERATIONS/2; -1: never)\n"
+            "  -d  the link to take down (softib0:1)\n"
+            "  -s  alltoall bytes per destination, a multiple of 8 (8)\n"
+            "  -S  every 8th iteration uses this size instead (0: never)\n"
+            "  -q  no progress lines\n", prog);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* the element j that rank src sends to rank dst in iteration it */
+static inline uint64_t pattern(int it, int src, int dst, size_t j)
+{
+    uint64_t x = ((uint64_t)(unsigned)it << 40) ^
+                 ((uint64_t)(unsigned)src << 28) ^
+                 ((uint64_t)(unsigned)dst << 16) ^ (uint64_t)j;
+
+    x ^= x >> 31;
+    x *= 0x9e3779b97f4a7c15ull;
+    return x ^ (x >> 29);
+}
+
+/* which rank this rank adds to in iteration it: never itself */
+static inline int target_of(int r, int it)
+{
+    return (r + 1 + it % (nranks - 1)) % nranks;
+}
+
+static void die_mpi(int ret, const char *what)
+{
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+
+    MPI_Error_string(ret, msg, &len);
+    printf("rank %d: WRONG: %s failed in iteration %d: %s\n", rank, what,
+           bf_iteration, msg);
+    fflush(stdout);
+    MPI_Abort(MPI_COMM_WORLD, 3);
+    exit(3);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t*)a, y = *(const uint64_t*)b;
+
+    return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv)
+{
+    int iterations = 4000, fail_at = -2, quiet = 0;
+    size_t small = 8, large = 0, max_size, size, n, j;
+    const char *link = "softib0:1";
+    uint64_t *sbuf, *rbuf, *base, *results, *all_results = NULL;
+    uint64_t one = 1, counter, expected, bad_elems = 0;
+    int64_t first_bad_it = -1;
+    long first_bad_src = -1;
+    int *targets, *all_targets = NULL;
+    int opt, it, r, ret, t, ok, all_ok, wrong_fetch = 0;
+    char detail[512] = "";
+    double start, t_fail = 0;
+    MPI_Win win;
+
+    while ((opt = getopt(argc, argv, "i:f:d:s:S:qh")) != -1) {
+        switch (opt) {
+        case 'i': iterations = atoi(optarg); break;
+        case 'f': fail_at = atoi(optarg); break;
+        case 'd': link = optarg; break;
+        case 's': small = strtoul(optarg, NULL, 0); break;
+        case 'S': large = strtoul(optarg, NULL, 0); break;
+        case 'q': quiet = 1; break;
+        default:  usage(argv[0]); return opt == 'h' ? 0 : 2;
+        }
+    }
+    if ((iterations < 1) || (small < 8) || (small % 8) || (large % 8)) {
+        usage(argv[0]);
+        return 2;
+    }
+    if (fail_at == -2) {
+        fail_at = iterations / 2;
+    }
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    if (nranks < 2) {
+        if (rank == 0) {
+            fprintf(stderr, "bidir_failover: needs at least 2 ranks\n");
+        }
+        MPI_Finalize();
+        return 2;
+    }
+
+    max_size = (large > small) ? large : small;
+    sbuf     = malloc(max_size * nranks);
+    rbuf     = malloc(max_size * nranks);
+    results  = calloc(iterations, sizeof(*results));
+    targets  = calloc(iterations, sizeof(*targets));
+    if (!sbuf || !rbuf || !results || !targets) {
+        fprintf(stderr, "rank %d: out of memory\n", rank);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+
+    ret = MPI_Win_allocate(sizeof(uint64_t), sizeof(uint64_t), MPI_INFO_NULL,
+                           MPI_COMM_WORLD, &base, &win);
+    if (ret != MPI_SUCCESS) {
+        die_mpi(ret, "MPI_Win_allocate");
+    }
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win);
+    *base = 0;
+    MPI_Win_unlock(rank, win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_lock_all(0, win);
+
+    if ((rank == 0) && !quiet) {
+        char every8th[64] = "";
+
+        if (large) {
+            snprintf(every8th, sizeof(every8th), " (every 8th: %zu B)",
+                     large);
+        }
+        printf("bidir_failover: %d ranks, %d iterations, alltoall %zu B per "
+               "destination%s, link %s down at iteration %d\n", nranks,
+               iterations, small, every8th, link, fail_at);
+        fflush(stdout);
+    }
+
+    start = now_s();
+    for (it = 0; it < iterations; it++) {
+        bf_iteration = it;
+
+        if ((rank == 0) && (it == fail_at)) {
+            softib_ctl_t *ctl;
+            char dev[64];
+            unsigned port;
+
+            if ((softib_ctl_open(&ctl) < 0) ||
+                (softib_ctl_parse_port(link, dev, sizeof(dev), &port) < 0) ||
+                (softib_ctl_link_set(ctl, dev, port, 0) < 0)) {
+                printf("rank 0: WRONG: could not take %s down\n", link);
+                fflush(stdout);
+                MPI_Abort(MPI_COMM_WORLD, 2);
+            }
+            softib_ctl_close(ctl);
+            t_fail = now_s();
+            if (!quiet) {
+                printf("bidir_failover: link %s down at iteration %d "
+                       "(%.2f s)\n", link, it, t_fail - start);
+                fflush(stdout);
+            }
+        }
+
+        /* alltoall of the pattern, every element checked */
+        size = (large && (it % 8 == 7)) ? large : small;
+        n    = size / sizeof(uint64_t);
+        for (r = 0; r < nranks; r++) {
+            for (j = 0; j < n; j++) {
+                sbuf[r * n + j] = pattern(it, rank, r, j);
+            }
+        }
+        memset(rbuf, 0xff, size * nranks);
+        bf_phase = PHASE_ALLTOALL;
+        ret = MPI_Alltoall(sbuf, (int)size, MPI_BYTE, rbuf, (int)size,
+                           MPI_BYTE, MPI_COMM_WORLD);
+        if (ret != MPI_SUCCESS) {
+            die_mpi(ret, "MPI_Alltoall");
+        }
+        for (r = 0; r < nranks; r++) {
+            for (j = 0; j < n; j++) {
+                if (rbuf[r * n + j] != pattern(it, r, rank, j)) {
+                    if (bad_elems++ == 0) {
+                        first_bad_it  = it;
+                        first_bad_src = r;
+                    }
+                }
+            }
+        }
+
+        /* fetch-add 1 on another rank's counter, then flush */
+        t           = target_of(rank, it);
+        targets[it] = t;
+        bf_phase    = PHASE_FETCH_AND_OP;
+        ret = MPI_Fetch_and_op(&one, &results[it], MPI_UINT64_T, t, 0,
+                               MPI_SUM, win);
+        if (ret != MPI_SUCCESS) {
+            die_mpi(ret, "MPI_Fetch_and_op");
+        }
+        bf_phase = PHASE_FLUSH;
+        ret = MPI_Win_flush(t, win);
+        if (ret != MPI_SUCCESS) {
+            die_mpi(ret, "MPI_Win_flush");
+        }
+    }
+
+    /* every add is flushed; wait for everyone's, then read our counter */
+    bf_phase = PHASE_CHECK;
+    MPI_Barrier(MPI_COMM_WORLD);
+    ret = MPI_Fetch_and_op(NULL, &counter, MPI_UINT64_T, rank, 0, MPI_NO_OP,
+                           win);
+    if (ret == MPI_SUCCESS) {
+        ret = MPI_Win_flush(rank, win);
+    }
+    if (ret != MPI_SUCCESS) {
+        die_mpi(ret, "reading the counter");
+    }
+    MPI_Win_unlock_all(win);
+
+    expected = 0;
+    for (r = 0; r < nranks; r++) {
+        for (it = 0; it < iterations; it++) {
+            expected += (r != rank) && (target_of(r, it) == rank);
+        }
+    }
+
+    /* rank 0 checks the fetch results of every target */
+    if (rank == 0) {
+        all_results = malloc(sizeof(uint64_t) * iterations * nranks);
+        all_targets = malloc(sizeof(int) * iterations * nranks);
+        if (!all_results || !all_targets) {
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+    }
+    MPI_Gather(results, iterations, MPI_UINT64_T, all_results, iterations,
+               MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    MPI_Gather(targets, iterations, MPI_INT, all_targets, iterations,
+               MPI_INT, 0, MPI_COMM_WORLD);
+
+    /* per origin: the results from one target increase */
+    for (it = 0; it < iterations; it++) {
+        for (j = it + 1; j < (size_t)iterations; j++) {
+            if (targets[j] == targets[it]) {
+                if (results[j] <= results[it]) {
+                    wrong_fetch++;
+                }
+                break;
+            }
+        }
+    }
+
+    ok = (bad_elems == 0) && (counter == expected) && (wrong_fetch == 0);
+    snprintf(detail, sizeof(detail),
+             "counter %" PRIu64 " after %" PRIu64 " adds aimed at it%s, "
+             "alltoall %d iterations, %" PRIu64 " bad elements",
+             counter, expected,
+             (counter > expected) ? " (EXECUTED TWICE)" :
+             (counter < expected) ? " (LOST)" : "",
+             iterations, bad_elems);
+    if (bad_elems) {
+        snprintf(detail + strlen(detail), sizeof(detail) - strlen(detail),
+                 " (first: iteration %" PRId64 " from rank %ld)",
+                 first_bad_it, first_bad_src);
+    }
+    if (wrong_fetch) {
+        snprintf(detail + strlen(detail), sizeof(detail) - strlen(detail),
+                 ", %d fetch results not increasing", wrong_fetch);
+    }
+    bf_phase = PHASE_DONE;
+    printf("rank %d (pid %d): %s: %s\n", rank, (int)getpid(),
+           ok ? "OK" : "WRONG", detail);
+    fflush(stdout);
+
+    /* the results of each target must be exactly 0 .. adds-1 */
+    if (rank == 0) {
+        uint64_t *v = malloc(sizeof(uint64_t) * iterations * nranks);
+        uint64_t k, cnt, dup = 0, gap = 0;
+
+        for (t = 0; t < nranks; t++) {
+            cnt = 0;
+            for (r = 0; r < nranks; r++) {
+                for (it = 0; it < iterations; it++) {
+                    if (all_targets[r * iterations + it] == t) {
+                        v[cnt++] = all_results[r * iterations + it];
+                    }
+                }
+            }
+            qsort(v, cnt, sizeof(*v), cmp_u64);
+            for (k = 0; k < cnt; k++) {
+                if (v[k] != k) {
+                    if ((k > 0) && (v[k] == v[k - 1])) {
+                        dup++;
+                    } else {
+                        gap++;
+                    }
+                    if (wrong_fetch++ < 3) {
+                        printf("rank 0: fetch results on rank %d: the %" PRIu64
+                               "th smallest is %" PRIu64 "\n", t, k, v[k]);
+                    }
+                    break;
+                }
+            }
+        }
+        free(v);
+        if (dup || gap) {
+            printf("rank 0: WRONG: fetch results not 0..adds-1 on %" PRIu64
+                   " ranks (%" PRIu64 " with a duplicate)\n", dup + gap,
+                   dup);
+            ok = 0;
+        }
+    }
+
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    if (rank == 0) {
+        printf("bidir_failover: %s: %d ranks, %d iterations in %.2f s%s\n",
+               all_ok ? "OK" : "WRONG", nranks, iterations, now_s() - start,
+               (fail_at >= 0) && (fail_at < iterations) ?
+               ", link failure included" : ", no link failure");
+        fflush(stdout);
+    }
+
+    MPI_Win_free(&win);
+    free(sbuf);
+    free(rbuf);
+    free(results);
+    free(targets);
+    free(all_results);
+    free(all_targets);
+    MPI_Finalize();
+    return all_ok ? 0 : 1;
+}

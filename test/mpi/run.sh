@@ -1,0 +1,259 @@
+#!/bin/bash
+#
+# Copyright (C) rc_varuna authors 2026. ALL RIGHTS RESERVED.
+# See file LICENSE for terms.
+#
+# An MPI job through a link failure (issues 13 and 14): Debian's Open MPI
+# (openmpi-bin, libopenmpi-dev) with our UCX first on LD_LIBRARY_PATH, on
+# softib, over UCX_TLS=rc_varuna,ud_verbs:aux. Builds test/mpi/bidir_failover.c
+# with mpicc and runs it R times: each iteration every rank does a verified
+# MPI_Alltoall (pml ucx) and an MPI_Fetch_and_op(+1) with MPI_Win_flush on
+# another rank's counter (osc ucx); rank 0 takes softib0:1 down halfway.
+#
+# Usage: test/mpi/run.sh [-n RANKS] [-r RUNS] [-i ITERS] [-t SECONDS]
+#                        [-s BYTES] [-S BYTES] [--no-fail]
+#                        [--recovery varuna|blanket] [--standby auto|same]
+#                        [-x VAR=VALUE]... [--bt] [--name NAME]
+#   -n   ranks (2)                   -r   runs (1)
+#   -i   iterations per run (4000)   -t   per-run timeout: HANG after it (60)
+#   -s   alltoall bytes per destination (8: eager)
+#   -S   every 8th iteration uses this size instead (e.g. 65536: rendezvous)
+#   --no-fail    a clean run: the link stays up (no reports expected)
+#   --recovery   UCX_RC_VARUNA_RECOVERY (blanket: expect WRONG or an abort)
+#   --standby    UCX_RC_VARUNA_STANDBY (auto: softib1:1; same: softib0:2)
+#   -x VAR=VAL   one more variable for every rank (e.g. UCX_RC_VARUNA_LOG=n)
+#   --bt         on a hang, gdb backtraces of every rank (bt-PID.txt)
+#   --name       logs go to build/logs/mpi/NAME (default: from the options)
+#
+# A run is OK when it exits 0 within the timeout with one OK line per rank
+# and the closing "bidir_failover: OK" (every alltoall element right, every
+# counter equal to the adds aimed at it, the fetch results of each target
+# exactly 0..adds-1), and, with a link failure, every rank wrote failover
+# reports (UCX_RC_VARUNA_REPORT) with no lost result; WRONG otherwise; HANG
+# when it did not end within the timeout (it is then killed). Prints one
+# line per run and "mpi: N runs: C correct, W wrong, H hang"; exits 0 only
+# if every run was OK. UCX's log (UCX_LOG_LEVEL, default info: the
+# failover lines) is in each run's out.log, softib's counters (taken every
+# 0.2 s while the job runs) in counters.txt.
+#
+
+set -uo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/../../contrib/common.sh"
+
+ranks=2 runs=1 iters=4000 tmo=60 small=8 large=0 fail=1 recovery=varuna
+standby=auto bt=0 name= extra_env=()
+usage()
+{
+    sed -n '/^# Usage/,/^#$/s/^# \{0,1\}//p' "$0" >&2
+    exit 2
+}
+while (($#)); do
+    [[ $1 == --no-fail || $1 == --bt || $# -ge 2 ]] || usage
+    case $1 in
+    -n) ranks=$2; shift ;;
+    -r) runs=$2; shift ;;
+    -i) iters=$2; shift ;;
+    -t) tmo=$2; shift ;;
+    -s) small=$2; shift ;;
+    -S) large=$2; shift ;;
+    -x) [[ $2 == *=* ]] || usage; extra_env+=("$2"); shift ;;
+    --no-fail) fail=0 ;;
+    --recovery) recovery=$2; shift ;;
+    --standby) standby=$2; shift ;;
+    --bt) bt=1 ;;
+    --name) name=$2; shift ;;
+    *) usage ;;
+    esac
+    shift || usage
+done
+[[ $recovery == varuna || $recovery == blanket ]] ||
+    rc_varuna_die "--recovery: varuna or blanket, not '$recovery'"
+[[ $standby == auto || $standby == same ]] ||
+    rc_varuna_die "--standby: auto or same, not '$standby'"
+
+# our UCX and softib first (make check passes RC_VARUNA_PREFIX)
+[[ -x $RC_VARUNA_PREFIX/bin/ucx_info && -x $RC_VARUNA_PREFIX/bin/softib ]] ||
+    rc_varuna_die "no UCX in $RC_VARUNA_PREFIX: run contrib/quickstart build"
+PATH=$RC_VARUNA_PREFIX/bin:$PATH
+LD_LIBRARY_PATH=$RC_VARUNA_PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export PATH LD_LIBRARY_PATH
+for tool in mpicc mpirun; do
+    command -v $tool >/dev/null ||
+        rc_varuna_die "$tool missing: apt-get install openmpi-bin" \
+                      "libopenmpi-dev (contrib/debian-packages)"
+done
+
+# the program, rebuilt when its source changed
+src=$RC_VARUNA_ROOT/test/mpi/bidir_failover.c
+prog=$RC_VARUNA_BUILD/mpi/bidir_failover
+if [[ ! -x $prog || $src -nt $prog ]]; then
+    mkdir -p "${prog%/*}"
+    mpicc -O2 -g -Wall -Werror -I"$RC_VARUNA_PREFIX/include" -o "$prog" \
+        "$src" -L"$RC_VARUNA_PREFIX/lib" -Wl,-rpath,"$RC_VARUNA_PREFIX/lib" \
+        -lsoftib || rc_varuna_die "mpicc $src failed"
+fi
+
+# a fabric of our own, new for each run (its counters start at 0): the
+# link we take down is no one else's
+registry=/dev/shm/softib-mpi.$$
+trap 'rm -f "$registry".*' EXIT
+
+if [[ -z $name ]]; then
+    name=n$ranks-$standby-$recovery
+    ((large)) && name+=-S$large
+    ((fail)) || name+=-nofail
+fi
+logs=$RC_VARUNA_LOGS/mpi/$name
+mkdir -p "$logs"
+
+prog_args=(-q -i "$iters" -s "$small" -S "$large")
+((fail)) || prog_args+=(-f -1)
+
+# Open MPI's UCX components accept only the transports and devices of
+# opal_common_ucx_tls/devices (pml_ucx_tls/devices are its synonyms, and
+# osc ucx reads the same variable): "any" lets rc_varuna and softib in
+mpirun_args=(--allow-run-as-root --oversubscribe -np "$ranks"
+             --mca pml ucx --mca osc ucx --mca btl self
+             --mca pml_ucx_tls any --mca pml_ucx_devices any)
+ucx_env=(UCX_TLS=rc_varuna,ud_verbs:aux UCX_NET_DEVICES=softib0:1
+         UCX_RC_VARUNA_STANDBY=$standby UCX_RC_VARUNA_RECOVERY=$recovery
+         UCX_LOG_LEVEL=${UCX_LOG_LEVEL:-info} "${extra_env[@]}")
+for var in "${ucx_env[@]}"; do
+    mpirun_args+=(-x "$var")
+done
+
+# backtraces of every rank of a hung run, and where each one was
+mpi_backtraces()
+{
+    local d=$1 sid=$2 pid pids
+
+    command -v gdb >/dev/null || { echo "    (no gdb for backtraces)"; return; }
+    # stop them all first: a rank held in the debugger while the others
+    # run would make them fail over (rc_varuna's watchdog) or abort
+    pids=$(ps -o pid=,comm= -s "$sid" | awk '$2 ~ /^bidir_failove/ {print $1}')
+    kill -STOP $pids 2>/dev/null
+    for pid in $pids; do
+        gdb -p "$pid" -batch -ex 'print rank' -ex 'print bf_iteration' \
+            -ex 'print bf_phase' -ex 'thread apply all bt' \
+            >"$d/bt-$pid.txt" 2>&1
+        echo "    pid $pid: rank $(sed -n 's/^\$1 = //p' "$d/bt-$pid.txt")," \
+             "iteration $(sed -n 's/^\$2 = //p' "$d/bt-$pid.txt")," \
+             "phase $(sed -n 's/^\$3 = //p' "$d/bt-$pid.txt"):" \
+             "$(grep -o -E 'in (mca_pml_ucx_[a-z_]+|ompi_osc_ucx_[a-z_]+|MPI_[A-Za-z_]+|PMPI_[A-Za-z_]+) ' \
+                "$d/bt-$pid.txt" | awk '{print $2}' | uniq | paste -sd' ')"
+    done
+}
+
+# end every process of session $1 (TERM, then KILL after 5 s)
+mpi_kill_session()
+{
+    local sid=$1 pids k
+
+    for k in $(seq 26); do
+        pids=$(ps -o pid= -s "$sid")
+        [[ -n $pids ]] || return 0
+        if ((k == 1)); then
+            kill -TERM $pids 2>/dev/null
+        elif ((k == 26)); then
+            kill -KILL $pids 2>/dev/null
+        fi
+        sleep 0.2
+    done
+}
+
+# one run; prints its verdict line, returns 0 if it was OK
+mpi_run()
+{
+    local n=$1 d=$logs/run$1 pid start rc verdict reports pids p missing
+    local lost ok_lines why
+
+    rm -rf "$d"
+    mkdir -p "$d"
+    : >"$d/report.json"
+    export SOFTIB_REGISTRY=$registry.$n
+    rm -f "$SOFTIB_REGISTRY"
+    start=$SECONDS
+
+    setsid softib run -- mpirun "${mpirun_args[@]}" \
+        -x UCX_RC_VARUNA_REPORT="$d/report.json" "$prog" "${prog_args[@]}" \
+        >"$d/out.log" 2>&1 </dev/null &
+    pid=$!
+    # softib's counters (retransmissions, RNR NAKs, retries exceeded) are
+    # those of the contexts alive: the last look before the end is kept
+    while kill -0 $pid 2>/dev/null && ((SECONDS - start < tmo)); do
+        softib counters >"$d/counters.tmp" 2>/dev/null &&
+            grep -q -v ' 0$' "$d/counters.tmp" &&
+            mv "$d/counters.tmp" "$d/counters.txt"
+        sleep 0.2
+    done
+    rm -f "$d/counters.tmp"
+
+    if kill -0 $pid 2>/dev/null; then
+        verdict="HANG (no end after $tmo s)"
+        ((bt)) && mpi_backtraces "$d" $pid >"$d/hang.txt"
+        # mpirun and the ranks (each in a process group of its own) are the
+        # session that setsid started
+        mpi_kill_session $pid
+        { wait $pid; } 2>/dev/null
+        rc=hang
+    else
+        { wait $pid; } 2>/dev/null
+        rc=$?
+    fi
+
+    reports=$(grep -c '"event":"failover"' "$d/report.json")
+    lost=$(grep -o '"results_lost":[0-9]*' "$d/report.json" |
+           awk -F: '{s += $2} END {print s + 0}')
+    ok_lines=$(grep -c -E '^rank [0-9]+ \(pid [0-9]+\): OK' "$d/out.log")
+    missing=0
+    if ((fail)); then
+        pids=$(sed -n -E 's/^rank [0-9]+ \(pid ([0-9]+)\):.*/\1/p' \
+               "$d/out.log")
+        for p in $pids; do
+            grep -q "\"pid\":$p," "$d/report.json" || ((missing++))
+        done
+    fi
+
+    if [[ $rc == hang ]]; then
+        :
+    elif ((rc != 0)) || ! grep -q '^bidir_failover: OK' "$d/out.log"; then
+        # the first fatal line of UCX or Open MPI, if any
+        why=$(grep -m1 -o -E '[A-Za-z ]+, no path left to the peer|Assertion .*|UCX  ERROR .*|MPI_ERR[A-Z_]*' \
+              "$d/out.log" | cut -c1-100)
+        verdict="WRONG (exit $rc${why:+: $why})"
+    elif ((ok_lines != ranks)); then
+        verdict="WRONG: $ok_lines OK lines of $ranks ranks"
+    elif ((fail && (reports == 0 || missing > 0))); then
+        verdict="WRONG: $missing of $ranks ranks without a failover report"
+    elif ((lost > 0)); then
+        verdict="WRONG: $lost fetch results lost in the failovers"
+    else
+        verdict=OK
+    fi
+    rm -f "$SOFTIB_REGISTRY"
+    echo "run $n: $verdict; $((SECONDS - start)) s; $reports failover" \
+         "reports; $(grep -h -E '^(rank [0-9]+ \(pid [0-9]+\): WRONG|bidir_failover: WRONG)' \
+                     "$d/out.log" | head -3 | paste -sd' ')"
+    [[ -f $d/hang.txt ]] && cat "$d/hang.txt"
+    [[ $verdict == OK ]] && return 0
+    [[ $rc == hang ]] && return 2
+    return 1
+}
+
+correct=0 wrong=0 hang=0
+sizes="alltoall $small B"
+((large)) && sizes+=" (every 8th: $large B)"
+what="no link failure"
+((fail)) && what="softib0:1 down halfway"
+echo "mpi: $runs runs of $ranks ranks, $iters iterations, $sizes, $what," \
+     "standby $standby, $recovery recovery; logs in ${logs#$RC_VARUNA_ROOT/}"
+for ((n = 1; n <= runs; n++)); do
+    mpi_run $n
+    case $? in
+    0) ((correct++)) ;;
+    2) ((hang++)) ;;
+    *) ((wrong++)) ;;
+    esac
+done
+echo "mpi: $runs runs: $correct correct, $wrong wrong, $hang hang"
+((correct == runs))
