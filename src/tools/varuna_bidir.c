@@ -30,6 +30,10 @@
  *               traffic before going on: timers of the failed port
  *               (keepalive, the aux lane) have their chance to fail the
  *               endpoints, which the checks at the end would show
+ *   -W          wakeup mode: when progress finds nothing, arm the workers
+ *               and sleep on their event fds (poll); a sleep that ends by
+ *               its 2 s timeout while a request is pending is a missed
+ *               wakeup, reported and counted as wrong
  *   -n COUNT    (server) serve COUNT clients, one after the other, with
  *               the same workers: a client that connects after another
  *               one's link failed must get working endpoints
@@ -61,6 +65,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,8 +111,9 @@ static struct {
     double      idle;
     double      expect_death;
     unsigned    clients;
+    int         wakeup;
     ucp_err_handling_mode_t err_mode;
-} bidir_opt = {4000, 2, 64, 65536, {0}, 0, NULL, 0, 0, 0, 1,
+} bidir_opt = {4000, 2, 64, 65536, {0}, 0, NULL, 0, 0, 0, 1, 0,
                 UCP_ERR_HANDLING_MODE_PEER};
 
 static ucp_context_h bidir_context;
@@ -187,12 +193,51 @@ static void bidir_recv_all(int fd, void *buf, size_t len)
     }
 }
 
-static void bidir_progress(void)
+static unsigned long bidir_sleeps, bidir_missed_wakeups;
+static int           bidir_waiting;    /* a request is pending */
+
+#define BIDIR_SLEEP_MS    2000
+
+/* With -W, sleep on the workers' event fds once progress finds nothing. */
+static void bidir_sleep(void)
 {
+    struct pollfd pfd[BIDIR_NUM_WORKERS];
+    ucs_status_t status;
     unsigned w;
+    int ret;
 
     for (w = 0; w < BIDIR_NUM_WORKERS; w++) {
-        ucp_worker_progress(bidir_worker[w]);
+        status = ucp_worker_arm(bidir_worker[w]);
+        if (status == UCS_ERR_BUSY) {
+            return; /* more to progress first */
+        } else if (status != UCS_OK) {
+            bidir_die("ucp_worker_arm", status);
+        }
+        status = ucp_worker_get_efd(bidir_worker[w], &pfd[w].fd);
+        if (status != UCS_OK) {
+            bidir_die("ucp_worker_get_efd", status);
+        }
+        pfd[w].events = POLLIN;
+    }
+
+    ++bidir_sleeps;
+    ret = poll(pfd, BIDIR_NUM_WORKERS, BIDIR_SLEEP_MS);
+    if ((ret == 0) && bidir_waiting) {
+        ++bidir_missed_wakeups;
+        fprintf(stderr, "varuna_bidir: no wakeup in %d ms with a request "
+                "pending\n", BIDIR_SLEEP_MS);
+    }
+}
+
+static void bidir_progress(void)
+{
+    unsigned w, count = 0;
+
+    for (w = 0; w < BIDIR_NUM_WORKERS; w++) {
+        count += ucp_worker_progress(bidir_worker[w]);
+    }
+    if (bidir_opt.wakeup && (count == 0)) {
+        bidir_sleep();
     }
 }
 
@@ -234,9 +279,11 @@ static void bidir_wait(bidir_req_t *reqs, unsigned count, const char *what)
     unsigned i;
 
     for (i = 0; i < count; i++) {
+        bidir_waiting = 1;
         while (!reqs[i].done) {
             bidir_progress();
         }
+        bidir_waiting = 0;
         if (reqs[i].status != UCS_OK) {
             bidir_die(what, reqs[i].status);
         }
@@ -262,7 +309,8 @@ static void bidir_init(void)
     memset(&params, 0, sizeof(params));
     params.field_mask = UCP_PARAM_FIELD_FEATURES;
     params.features   = UCP_FEATURE_TAG | UCP_FEATURE_RMA |
-                        UCP_FEATURE_AMO64;
+                        UCP_FEATURE_AMO64 |
+                        (bidir_opt.wakeup ? UCP_FEATURE_WAKEUP : 0);
     status = ucp_init(&params, NULL, &bidir_context);
     if (status != UCS_OK) {
         bidir_die("ucp_init", status);
@@ -706,12 +754,18 @@ static int bidir_run(void)
     }
 
     ok = (bad_msgs == 0) && (bad_fetch == 0) && (bad_count == 0) &&
-         (bad_slot == 0) && (dup == 0) && (bidir_ep_errors == 0);
+         (bad_slot == 0) && (dup == 0) && (bidir_ep_errors == 0) &&
+         (bidir_missed_wakeups == 0);
     printf("%s: %s: %u iterations x %u endpoints each way: %lu bad "
            "messages, %u duplicates, %lu wrong fetch results, %lu wrong "
-           "counters, %lu wrong slots, %lu endpoint errors\n", name,
+           "counters, %lu wrong slots, %lu endpoint errors", name,
            ok ? "OK" : "WRONG", bidir_opt.iters, bidir_opt.eps, bad_msgs,
            dup, bad_fetch, bad_count, bad_slot, bidir_ep_errors);
+    if (bidir_opt.wakeup) {
+        printf("; %lu sleeps, %lu missed wakeups", bidir_sleeps,
+               bidir_missed_wakeups);
+    }
+    printf("\n");
     fflush(stdout);
 
     /* a last barrier: the peer may still read from us until it is done */
@@ -784,7 +838,7 @@ static void bidir_usage(void)
                     "       varuna_bidir client HOST PORT [OPTIONS]\n"
                     "  -i ITERS  -e EPS  -s SIZE  -S RNDV_SIZE  "
                     "-f ITER[,ITER...]  -m FILE  -p  -E peer|none  -w SEC  "
-                    "-K SEC  -n CLIENTS\n");
+                    "-K SEC  -n CLIENTS  -W\n");
     exit(2);
 }
 
@@ -805,7 +859,7 @@ int main(int argc, char **argv)
     }
 
     optind = argi;
-    while ((opt = getopt(argc, argv, "i:e:s:S:f:m:pE:w:K:n:")) != -1) {
+    while ((opt = getopt(argc, argv, "i:e:s:S:f:m:pE:w:K:n:W")) != -1) {
         switch (opt) {
         case 'i':
             bidir_opt.iters = (unsigned)atoi(optarg);
@@ -838,6 +892,9 @@ int main(int argc, char **argv)
             break;
         case 'n':
             bidir_opt.clients = (unsigned)atoi(optarg);
+            break;
+        case 'W':
+            bidir_opt.wakeup = 1;
             break;
         case 'm':
             bidir_opt.marker = optarg;
