@@ -26,7 +26,12 @@ bash "$run" -n 2 -r 5 -t 60 --bt --name check-n2 || status=1
 bash "$run" -n 2 -r 3 -S 65536 -t 60 --bt --name check-n2-rndv || status=1
 bash "$run" -n 2 -r 2 -S 65536 --standby same -t 60 --bt \
     --name check-n2-rndv-same || status=1
-bash "$run" -n 6 -r 2 -t 120 --bt --name check-n6 || status=1
+# six busy-polling ranks on two cores: softib acknowledges only while the
+# receiving rank runs, and a rank off the CPU for 8 ms x 6 makes a healthy
+# lane give up (README, Known problems); a longer RC timeout keeps the
+# check about rc_varuna, not about the scheduler
+bash "$run" -n 6 -r 2 -t 120 --bt -x UCX_RC_VARUNA_TIMEOUT=32ms \
+    --name check-n6 || status=1
 bash "$run" -n 2 -r 1 --no-fail -t 60 --name check-n2-clean || status=1
 
 echo "mpi-bidir: exit $status"

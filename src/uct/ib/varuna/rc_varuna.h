@@ -218,6 +218,10 @@ typedef struct uct_rc_varuna_iface {
         ucs_list_link_t     reprotect;        /* with a lane to reconnect */
         uint32_t            port_events;      /* md->port_events seen */
         ucs_time_t          next_check;       /* watchdog and re-protection */
+        int                 dispatch;         /* an endpoint's traffic may
+                                                 go again: run the pending
+                                                 queues at the end of this
+                                                 progress call */
         ucs_time_t          check_interval;
         FILE                *report;
         /* counters, for tests and the report */

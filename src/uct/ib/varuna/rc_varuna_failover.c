@@ -599,7 +599,14 @@ static void uct_rc_varuna_ep_promote(uct_rc_varuna_iface_t *iface,
         sb->rx_quota = sb->rx_max;
     }
 
+    /* what waited may go now; rc/base runs the pending queues only after
+     * send completions, and a failover that ends on the peer's notice (in
+     * the receive path) or in the periodic check, with nothing resent,
+     * may be followed by none: the end of this progress call runs them,
+     * outside of any loop over endpoints that a pending callback could
+     * change */
     ucs_arbiter_group_schedule(&iface->super.tx.arbiter, &ep->super.arb_group);
+    iface->fo.dispatch = 1;
     uct_rc_varuna_ep_complete_settled(ep);
 }
 

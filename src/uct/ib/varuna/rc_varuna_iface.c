@@ -583,6 +583,10 @@ out:
     if (ucs_unlikely(sb_count > 0)) {
         iface->sb_poll.last_busy = ucs_get_time();
     }
+    if (ucs_unlikely(iface->fo.dispatch)) {
+        iface->fo.dispatch = 0;
+        uct_rc_iface_arbiter_dispatch(&iface->super);
+    }
     return count;
 }
 
