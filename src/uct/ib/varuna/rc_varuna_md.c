@@ -144,9 +144,15 @@ static int uct_rc_varuna_pick_standby(struct ibv_device **devices,
 
     if (standby_dev[0] != '\0') {
         for (j = 0; j < num; j++) {
-            if (!strcmp(ibv_get_device_name(devices[j]), standby_dev)) {
-                return active[j] ? j : -1;
+            if (strcmp(ibv_get_device_name(devices[j]), standby_dev)) {
+                continue;
             }
+            /* the named device itself: only with another active port; a
+             * port is never its own standby (it protects nothing) */
+            if ((j == i) && (ucs_popcount(active[i]) < 2)) {
+                return -1;
+            }
+            return active[j] ? j : -1;
         }
         return -1;
     }
