@@ -1243,6 +1243,35 @@ static void uct_rc_varuna_standby_ah(uct_rc_varuna_iface_t *iface,
     }
 }
 
+/*
+ * One side of an endpoint pair starts re-protection (section 5.6): the one
+ * whose primary port address is the smaller, then the one whose primary QP
+ * number is. A total order, so the two sides always disagree. On RoCE the
+ * port address is the GID: the local LID is 0 there, and UCX puts 0xC000
+ * in the destination LID, so LIDs would make both sides the initiator.
+ */
+static int uct_rc_varuna_ep_is_initiator(uct_rc_varuna_iface_t *iface,
+                                         uct_rc_varuna_ep_t *ep,
+                                         const struct ibv_ah_attr *ah_attr,
+                                         uint32_t peer_qpn)
+{
+    uint32_t qpn = ep->lane[UCT_RC_VARUNA_SIDE_PRIMARY].qp->qp_num;
+    uint16_t lid = iface->side[UCT_RC_VARUNA_SIDE_PRIMARY].lid;
+    int cmp      = 0;
+
+    if (!uct_ib_iface_is_roce(&iface->super.super)) {
+        cmp = (lid > ah_attr->dlid) - (lid < ah_attr->dlid);
+    }
+    if ((cmp == 0) && ah_attr->is_global) {
+        cmp = memcmp(&iface->side[UCT_RC_VARUNA_SIDE_PRIMARY].gid,
+                     &ah_attr->grh.dgid, sizeof(ah_attr->grh.dgid));
+    }
+    if (cmp == 0) {
+        cmp = (qpn > peer_qpn) - (qpn < peer_qpn);
+    }
+    return cmp < 0;
+}
+
 ucs_status_t uct_rc_varuna_ep_connect_to_ep(uct_ep_h tl_ep,
                                             const uct_device_addr_t *dev_addr,
                                             const uct_ep_addr_t *ep_addr)
@@ -1254,7 +1283,7 @@ ucs_status_t uct_rc_varuna_ep_connect_to_ep(uct_ep_h tl_ep,
     const uct_rc_varuna_ep_addr_t *a = (const uct_rc_varuna_ep_addr_t*)ep_addr;
     uct_rc_varuna_lane_t *standby    = &ep->lane[UCT_RC_VARUNA_SIDE_STANDBY];
     struct ibv_ah_attr ah_attr;
-    uint16_t ah_attr_primary_dlid;
+    struct ibv_ah_attr ah_attr_primary;
     enum ibv_mtu path_mtu;
     ucs_status_t status;
     unsigned side;
@@ -1271,7 +1300,7 @@ ucs_status_t uct_rc_varuna_ep_connect_to_ep(uct_ep_h tl_ep,
         return status;
     }
     ep->lane[UCT_RC_VARUNA_SIDE_PRIMARY].state = UCT_RC_VARUNA_LANE_ACTIVE;
-    ah_attr_primary_dlid = ah_attr.dlid;
+    ah_attr_primary = ah_attr;
     iface->fo.qp_connected++;
 
     ep->peer_log.addr = a->log_addr;
@@ -1298,12 +1327,9 @@ ucs_status_t uct_rc_varuna_ep_connect_to_ep(uct_ep_h tl_ep,
                  "is off for this endpoint", ep);
     }
 
-    /* one side of the pair starts re-protection, so the two never race:
-     * the one whose primary (port, QP) address is the smaller */
-    ep->fo.initiator = (iface->side[0].lid < ah_attr_primary_dlid) ||
-                       ((iface->side[0].lid == ah_attr_primary_dlid) &&
-                        (ep->lane[0].qp->qp_num <
-                         uct_ib_unpack_uint24(a->qp_num[0])));
+    ep->fo.initiator = uct_rc_varuna_ep_is_initiator(
+                           iface, ep, &ah_attr_primary,
+                           uct_ib_unpack_uint24(a->qp_num[0]));
 
     ep->active       = UCT_RC_VARUNA_SIDE_PRIMARY;
     ep->super.flags |= UCT_RC_EP_FLAG_CONNECTED;

@@ -903,6 +903,15 @@ static void uct_rc_varuna_ep_reprotect_req(uct_rc_varuna_iface_t *iface,
     }
 
     state = (uct_rc_varuna_lane_state_t)ep->lane[lane].state;
+    if ((state == UCT_RC_VARUNA_LANE_RECONNECTING) && !ep->fo.initiator) {
+        /* the requests crossed (the peer's rule made it the initiator as
+         * well): the initiator refuses the peer's, the other side gives
+         * up its own and answers; the initiator's ACK or NACK of the
+         * abandoned attempt then finds the lane no longer RECONNECTING */
+        ucs_debug("rc_varuna: ep %p: re-protection requests crossed, "
+                  "answering the peer's", ep);
+        state = UCT_RC_VARUNA_LANE_FAILED;
+    }
     if ((ep->fo.state != UCT_RC_VARUNA_FO_IDLE) || (lane == ep->active) ||
         (ep->lane[lane].qp == NULL) || ep->fo.msg_valid ||
         ((state != UCT_RC_VARUNA_LANE_FAILED) &&
