@@ -77,8 +77,13 @@ typedef struct uct_rc_varuna_md_config {
 } uct_rc_varuna_md_config_t;
 
 
-/* LAST_WQE_REACHED events seen, per (device, QP number) */
-KHASH_MAP_INIT_INT64(uct_rc_varuna_lwr, uint32_t);
+/* LAST_WQE_REACHED events of one QP (per device, QP number) */
+typedef struct uct_rc_varuna_lwr {
+    uint32_t                seen;             /* arrived so far */
+    uint32_t                skip;             /* given up on: not for UCX */
+} uct_rc_varuna_lwr_t;
+
+KHASH_MAP_INIT_INT64(uct_rc_varuna_lwr, uct_rc_varuna_lwr_t);
 
 typedef struct uct_rc_varuna_md {
     uct_ib_md_t             super;            /* the primary device */
@@ -149,6 +154,7 @@ typedef struct uct_rc_varuna_iface_config {
     ucs_time_t              watchdog;         /* 0 = off */
     ucs_time_t              peer_timeout;     /* UCS_TIME_INFINITY = wait */
     double                  reprotect_interval;
+    double                  last_wqe_timeout;
     char                    *report;          /* JSON lines file, or "" */
 } uct_rc_varuna_iface_config_t;
 
@@ -240,6 +246,7 @@ typedef struct uct_rc_varuna_iface {
         ucs_time_t          watchdog;         /* 0 = off */
         ucs_time_t          peer_timeout;     /* UCS_TIME_INFINITY = wait */
         ucs_time_t          reprotect_interval;
+        ucs_time_t          last_wqe_timeout; /* bound on that event */
     } config;
 } uct_rc_varuna_iface_t;
 
@@ -421,6 +428,9 @@ typedef struct uct_rc_varuna_lane {
     uint32_t                path_mtu;         /* bytes */
     uint8_t                 state;            /* uct_rc_varuna_lane_state_t */
     uint32_t                err_count;        /* moves to ERR by failover */
+    uint32_t                lwr_given_up;     /* LAST_WQE_REACHED not waited
+                                                 for (lane_reset) */
+    ucs_time_t              err_time;         /* last move to ERR */
 } uct_rc_varuna_lane_t;
 
 
@@ -677,6 +687,8 @@ int uct_rc_varuna_md_port_down(uct_rc_varuna_md_t *md, unsigned side,
                                uint8_t port_num);
 uint32_t uct_rc_varuna_md_last_wqe_count(uct_rc_varuna_md_t *md, unsigned side,
                                          uint32_t qp_num);
+void uct_rc_varuna_md_last_wqe_skip(uct_rc_varuna_md_t *md, unsigned side,
+                                    uint32_t qp_num, uint32_t count);
 void uct_rc_varuna_md_last_wqe_forget(uct_rc_varuna_md_t *md, unsigned side,
                                       uint32_t qp_num);
 

@@ -298,6 +298,7 @@ static void uct_rc_varuna_lane_fence(uct_rc_varuna_lane_t *lane)
     if ((lane->qp != NULL) && (lane->state != UCT_RC_VARUNA_LANE_FAILED)) {
         uct_ib_modify_qp(lane->qp, IBV_QPS_ERR);
         lane->err_count++;
+        lane->err_time = ucs_get_time();
     }
     lane->state = UCT_RC_VARUNA_LANE_FAILED;
 }
@@ -1100,6 +1101,8 @@ ucs_status_t uct_rc_varuna_iface_failover_init(uct_rc_varuna_iface_t *iface,
                                        config->peer_timeout;
     iface->config.reprotect_interval = ucs_time_from_sec(
                                                config->reprotect_interval);
+    iface->config.last_wqe_timeout   = ucs_time_from_sec(
+                                               config->last_wqe_timeout);
 
     interval = iface->config.reprotect_interval;
     if (iface->config.watchdog != 0) {
