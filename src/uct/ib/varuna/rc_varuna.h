@@ -155,6 +155,7 @@ typedef struct uct_rc_varuna_iface_config {
     ucs_time_t              peer_timeout;     /* UCS_TIME_INFINITY = wait */
     double                  reprotect_interval;
     double                  last_wqe_timeout;
+    double                  reprotect_timeout;
     char                    *report;          /* JSON lines file, or "" */
 } uct_rc_varuna_iface_config_t;
 
@@ -247,6 +248,7 @@ typedef struct uct_rc_varuna_iface {
         ucs_time_t          peer_timeout;     /* UCS_TIME_INFINITY = wait */
         ucs_time_t          reprotect_interval;
         ucs_time_t          last_wqe_timeout; /* bound on that event */
+        ucs_time_t          reprotect_timeout; /* answer to a request */
     } config;
 } uct_rc_varuna_iface_t;
 

@@ -841,7 +841,7 @@ static void uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
     }
 
     if (ep->lane[lane].state == UCT_RC_VARUNA_LANE_RECONNECTING) {
-        if (now < ep->fo.rp_sent + 10 * iface->config.reprotect_interval) {
+        if (now < ep->fo.rp_sent + iface->config.reprotect_timeout) {
             return;
         }
         ucs_debug("rc_varuna: ep %p: no answer to re-protection %u", ep,
@@ -1103,6 +1103,8 @@ ucs_status_t uct_rc_varuna_iface_failover_init(uct_rc_varuna_iface_t *iface,
                                                config->reprotect_interval);
     iface->config.last_wqe_timeout   = ucs_time_from_sec(
                                                config->last_wqe_timeout);
+    iface->config.reprotect_timeout  = ucs_time_from_sec(
+                                               config->reprotect_timeout);
 
     interval = iface->config.reprotect_interval;
     if (iface->config.watchdog != 0) {
