@@ -379,7 +379,8 @@ typedef enum {
     UCT_RC_VARUNA_CTRL_FAILOVER = 1, /* "I fenced lane X; my rq_psn there" */
     UCT_RC_VARUNA_CTRL_REPROTECT_REQ,/* "reconnect lane X; my new sq_psn" */
     UCT_RC_VARUNA_CTRL_REPROTECT_ACK,/* "done; my new sq_psn" */
-    UCT_RC_VARUNA_CTRL_REPROTECT_NACK
+    UCT_RC_VARUNA_CTRL_REPROTECT_NACK,
+    UCT_RC_VARUNA_CTRL_REPROTECT_DONE /* "the new lane carried a READ" */
 } uct_rc_varuna_ctrl_type_t;
 
 typedef struct uct_rc_varuna_ctrl_msg {
@@ -500,6 +501,9 @@ typedef struct uct_rc_varuna_ep {
         uint8_t             rp_listed;
         uint32_t            rp_psn;           /* our new sq_psn there */
         uint32_t            rp_attempt;
+        uint32_t            rp_peer_attempt;  /* the peer's, last answered */
+        uint8_t             rp_probing;       /* probe READ in flight */
+        uint8_t             rp_done_pending;  /* DONE to send */
         ucs_time_t          rp_sent;
         uct_rc_varuna_ctrl_msg_t msg;         /* next message to post */
         int                 msg_valid;
