@@ -471,6 +471,8 @@ static int sib_engine_create(struct sib_engine **eng_p)
     eng->next_timer_ns = UINT64_MAX;
     eng->batching      = (getenv("SOFTIB_BATCH") == NULL) ||
                          strcmp(getenv("SOFTIB_BATCH"), "0");
+    eng->last_wqe      = (getenv("SOFTIB_LAST_WQE") == NULL) ||
+                         strcmp(getenv("SOFTIB_LAST_WQE"), "0");
     eng->wake_fd       = -1;
     eng->epfd_all      = -1;
     eng->epfd_wake     = -1;

@@ -87,6 +87,9 @@ struct sib_engine {
     int                  thread_light;   /* waiting on wake_fd only */
     uint64_t             thread_deadline_ns;
 
+    /* SOFTIB_LAST_WQE=0: no LAST_WQE_REACHED, as Linux rxe in kernel 6.1 */
+    int                  last_wqe;
+
     /* transmit batch and receive buffers, used under the engine lock */
     int                  batching;
     struct sib_tx_batch  tx;

@@ -542,8 +542,10 @@ void sib_qp_enter_error(struct sib_qp *qp)
     sib_resp_flush(qp);
 
     /* IBA 11.6.3: LAST_WQE_REACHED once an SRQ-attached QP is in error and
-     * takes nothing more from the SRQ; UCX waits for it to destroy QPs. */
-    if ((qp->srq != NULL) && !qp->last_wqe_sent) {
+     * takes nothing more from the SRQ; UCX waits for it to destroy QPs.
+     * Linux rxe (kernel 6.1) never raises it: SOFTIB_LAST_WQE=0 does the
+     * same, so that consumers are tested without it too. */
+    if ((qp->srq != NULL) && !qp->last_wqe_sent && qp->ctx->eng->last_wqe) {
         qp->last_wqe_sent = 1;
         sib_async_event(qp->ctx, IBV_EVENT_QP_LAST_WQE_REACHED, qp);
     }

@@ -22,6 +22,10 @@
  * status is 0 only when everything holds.
  *
  * Nothing here knows about rc_varuna: it runs over whatever UCX_TLS says.
+ *
+ * VARUNA_DEMO_PACE_US=N makes the client start at most one round every N
+ * microseconds (progressing meanwhile), so that one endpoint pair lives
+ * through many link failures and repairs (contrib/rxe-vm/guest-scenarios).
  */
 
 #include <ucp/api/ucp.h>
@@ -71,6 +75,14 @@ static double demo_now(void)
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Progress until the given time (demo_now) */
+static void demo_progress_until(double until)
+{
+    while (demo_now() < until) {
+        ucp_worker_progress(demo_worker);
+    }
 }
 
 static uint64_t demo_pattern(uint64_t round, unsigned word)
@@ -347,7 +359,8 @@ static int demo_client(const char *host, int port, uint64_t rounds)
     uint64_t counter, *slots;
     ucs_status_t status;
     char port_str[16];
-    double start;
+    const char *pace_env;
+    double start, pace;
     ucp_rkey_h rkey;
     ucp_ep_h ep;
     int fd = -1, ok;
@@ -397,6 +410,9 @@ static int demo_client(const char *host, int port, uint64_t rounds)
         rounds = (1 << 22) / DEMO_SLOT;
     }
 
+    pace_env = getenv("VARUNA_DEMO_PACE_US");
+    pace     = (pace_env != NULL) ? strtod(pace_env, NULL) * 1e-6 : 0;
+
     printf("client: running %lu rounds (put + fetch-add + active message)\n",
            (unsigned long)rounds);
     fflush(stdout);
@@ -428,6 +444,10 @@ static int demo_client(const char *host, int port, uint64_t rounds)
         }
         if (r >= rounds) {
             continue;
+        }
+
+        if (pace > 0) {
+            demo_progress_until(start + r * pace);
         }
 
         demo_round_t *cur = &window[w];

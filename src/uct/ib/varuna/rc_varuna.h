@@ -77,8 +77,13 @@ typedef struct uct_rc_varuna_md_config {
 } uct_rc_varuna_md_config_t;
 
 
-/* LAST_WQE_REACHED events seen, per (device, QP number) */
-KHASH_MAP_INIT_INT64(uct_rc_varuna_lwr, uint32_t);
+/* LAST_WQE_REACHED events of one QP (per device, QP number) */
+typedef struct uct_rc_varuna_lwr {
+    uint32_t                seen;             /* arrived so far */
+    uint32_t                skip;             /* given up on: not for UCX */
+} uct_rc_varuna_lwr_t;
+
+KHASH_MAP_INIT_INT64(uct_rc_varuna_lwr, uct_rc_varuna_lwr_t);
 
 typedef struct uct_rc_varuna_md {
     uct_ib_md_t             super;            /* the primary device */
@@ -149,6 +154,8 @@ typedef struct uct_rc_varuna_iface_config {
     ucs_time_t              watchdog;         /* 0 = off */
     ucs_time_t              peer_timeout;     /* UCS_TIME_INFINITY = wait */
     double                  reprotect_interval;
+    double                  last_wqe_timeout;
+    double                  reprotect_timeout;
     char                    *report;          /* JSON lines file, or "" */
 } uct_rc_varuna_iface_config_t;
 
@@ -244,6 +251,8 @@ typedef struct uct_rc_varuna_iface {
         ucs_time_t          watchdog;         /* 0 = off */
         ucs_time_t          peer_timeout;     /* UCS_TIME_INFINITY = wait */
         ucs_time_t          reprotect_interval;
+        ucs_time_t          last_wqe_timeout; /* bound on that event */
+        ucs_time_t          reprotect_timeout; /* answer to a request */
     } config;
 } uct_rc_varuna_iface_t;
 
@@ -374,7 +383,8 @@ typedef enum {
     UCT_RC_VARUNA_CTRL_FAILOVER = 1, /* "I fenced lane X; my rq_psn there" */
     UCT_RC_VARUNA_CTRL_REPROTECT_REQ,/* "reconnect lane X; my new sq_psn" */
     UCT_RC_VARUNA_CTRL_REPROTECT_ACK,/* "done; my new sq_psn" */
-    UCT_RC_VARUNA_CTRL_REPROTECT_NACK
+    UCT_RC_VARUNA_CTRL_REPROTECT_NACK,
+    UCT_RC_VARUNA_CTRL_REPROTECT_DONE /* "the new lane carried a READ" */
 } uct_rc_varuna_ctrl_type_t;
 
 typedef struct uct_rc_varuna_ctrl_msg {
@@ -428,6 +438,9 @@ typedef struct uct_rc_varuna_lane {
     uint32_t                path_mtu;         /* bytes */
     uint8_t                 state;            /* uct_rc_varuna_lane_state_t */
     uint32_t                err_count;        /* moves to ERR by failover */
+    uint32_t                lwr_given_up;     /* LAST_WQE_REACHED not waited
+                                                 for (lane_reset) */
+    ucs_time_t              err_time;         /* last move to ERR */
 } uct_rc_varuna_lane_t;
 
 
@@ -495,6 +508,9 @@ typedef struct uct_rc_varuna_ep {
         uint8_t             rp_listed;
         uint32_t            rp_psn;           /* our new sq_psn there */
         uint32_t            rp_attempt;
+        uint32_t            rp_peer_attempt;  /* the peer's, last answered */
+        uint8_t             rp_probing;       /* probe READ in flight */
+        uint8_t             rp_done_pending;  /* DONE to send */
         ucs_time_t          rp_sent;
         uct_rc_varuna_ctrl_msg_t msg;         /* next message to post */
         int                 msg_valid;
@@ -684,6 +700,8 @@ int uct_rc_varuna_md_port_down(uct_rc_varuna_md_t *md, unsigned side,
                                uint8_t port_num);
 uint32_t uct_rc_varuna_md_last_wqe_count(uct_rc_varuna_md_t *md, unsigned side,
                                          uint32_t qp_num);
+void uct_rc_varuna_md_last_wqe_skip(uct_rc_varuna_md_t *md, unsigned side,
+                                    uint32_t qp_num, uint32_t count);
 void uct_rc_varuna_md_last_wqe_forget(uct_rc_varuna_md_t *md, unsigned side,
                                       uint32_t qp_num);
 

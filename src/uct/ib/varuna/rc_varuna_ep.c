@@ -85,6 +85,60 @@ static uct_ib_device_t *uct_rc_varuna_side_dev(uct_rc_varuna_iface_t *iface,
 }
 
 /*
+ * May the QP of a failed lane go back to RESET, so that no completion of
+ * its old incarnation can be taken for one of the new (which keeps the QP
+ * number, so the CQs cannot tell them apart)?
+ * - Send queue: every WR posted on the lane has completed. A QP in ERR
+ *   completes each one, flushed, in order (IBA 10.7.3.1, 11.2.4.4); the
+ *   failover's drain marker (active lane) or the control WR count
+ *   (standby lane) tells when the last one is in.
+ * - Receive side: the QP takes its receives from the SRQ, which is not
+ *   flushed per QP. LAST_WQE_REACHED says the QP has taken its last one
+ *   (IBA 11.6.3), but Linux rxe (kernel 6.1) never raises it, so it is
+ *   awaited for at most UCX_RC_VARUNA_LAST_WQE_TIMEOUT after the move to
+ *   ERR: a QP in ERR accepts no request, so only a receive it was in the
+ *   middle of can still end, and its completion (success or flush) goes to
+ *   the same endpoint and lane either way: an active message is dropped as
+ *   a duplicate by its sequence number, a flushed receive only returns its
+ *   buffer (uct_rc_varuna_iface_poll_rx).
+ * An event given up on is kept from UCX when it comes late, or UCX would
+ * take it for the event of the QP's destruction.
+ */
+static ucs_status_t uct_rc_varuna_lane_quiesced(uct_rc_varuna_iface_t *iface,
+                                                uct_rc_varuna_ep_t *ep,
+                                                unsigned side)
+{
+    uct_rc_varuna_lane_t *lane = &ep->lane[side];
+    uct_rc_varuna_md_t *md     = uct_rc_varuna_iface_md(iface);
+    uint32_t seen;
+
+    if ((ep->fo.ctrl_inflight[side] != 0) ||
+        ((ep->fo.state != UCT_RC_VARUNA_FO_IDLE) &&
+         (ep->fo.failed_lane == side))) {
+        return UCS_ERR_BUSY;
+    }
+
+    seen = uct_rc_varuna_md_last_wqe_count(md, side, lane->qp->qp_num) +
+           lane->lwr_given_up;
+    if (seen >= lane->err_count) {
+        return UCS_OK;
+    }
+
+    if (ucs_get_time() < lane->err_time + iface->config.last_wqe_timeout) {
+        return UCS_ERR_BUSY;
+    }
+
+    ucs_debug("rc_varuna: ep %p: qp 0x%x: no LAST_WQE_REACHED %.0f ms after "
+              "its move to the error state, resetting it anyway", ep,
+              lane->qp->qp_num,
+              ucs_time_to_msec(iface->config.last_wqe_timeout));
+    uct_rc_varuna_md_last_wqe_skip(md, side, lane->qp->qp_num,
+                                   lane->err_count - seen);
+    lane->lwr_given_up += lane->err_count - seen;
+    return UCS_OK;
+}
+
+/*
  * Re-protection (section 5.6): the QP of a failed lane goes back to RESET
  * and INIT with a new initial PSN, keeping its number, so the peer's
  * address of it stays valid. Off the critical path: the endpoint runs on
@@ -100,12 +154,9 @@ ucs_status_t uct_rc_varuna_lane_reset(uct_rc_varuna_iface_t *iface,
     struct ibv_qp_attr qp_attr;
     ucs_status_t status;
 
-    /* the LAST_WQE_REACHED of its moves to ERR must all have come in: one
-     * arriving after the record below is made anew would be taken for the
-     * one of its destruction */
-    if (uct_rc_varuna_md_last_wqe_count(uct_rc_varuna_iface_md(iface), side,
-                                        lane->qp->qp_num) < lane->err_count) {
-        return UCS_ERR_BUSY;
+    status = uct_rc_varuna_lane_quiesced(iface, ep, side);
+    if (status != UCS_OK) {
+        return status;
     }
 
     memset(&qp_attr, 0, sizeof(qp_attr));
@@ -1243,6 +1294,35 @@ static void uct_rc_varuna_standby_ah(uct_rc_varuna_iface_t *iface,
     }
 }
 
+/*
+ * One side of an endpoint pair starts re-protection (section 5.6): the one
+ * whose primary port address is the smaller, then the one whose primary QP
+ * number is. A total order, so the two sides always disagree. On RoCE the
+ * port address is the GID: the local LID is 0 there, and UCX puts 0xC000
+ * in the destination LID, so LIDs would make both sides the initiator.
+ */
+static int uct_rc_varuna_ep_is_initiator(uct_rc_varuna_iface_t *iface,
+                                         uct_rc_varuna_ep_t *ep,
+                                         const struct ibv_ah_attr *ah_attr,
+                                         uint32_t peer_qpn)
+{
+    uint32_t qpn = ep->lane[UCT_RC_VARUNA_SIDE_PRIMARY].qp->qp_num;
+    uint16_t lid = iface->side[UCT_RC_VARUNA_SIDE_PRIMARY].lid;
+    int cmp      = 0;
+
+    if (!uct_ib_iface_is_roce(&iface->super.super)) {
+        cmp = (lid > ah_attr->dlid) - (lid < ah_attr->dlid);
+    }
+    if ((cmp == 0) && ah_attr->is_global) {
+        cmp = memcmp(&iface->side[UCT_RC_VARUNA_SIDE_PRIMARY].gid,
+                     &ah_attr->grh.dgid, sizeof(ah_attr->grh.dgid));
+    }
+    if (cmp == 0) {
+        cmp = (qpn > peer_qpn) - (qpn < peer_qpn);
+    }
+    return cmp < 0;
+}
+
 ucs_status_t uct_rc_varuna_ep_connect_to_ep(uct_ep_h tl_ep,
                                             const uct_device_addr_t *dev_addr,
                                             const uct_ep_addr_t *ep_addr)
@@ -1254,7 +1334,7 @@ ucs_status_t uct_rc_varuna_ep_connect_to_ep(uct_ep_h tl_ep,
     const uct_rc_varuna_ep_addr_t *a = (const uct_rc_varuna_ep_addr_t*)ep_addr;
     uct_rc_varuna_lane_t *standby    = &ep->lane[UCT_RC_VARUNA_SIDE_STANDBY];
     struct ibv_ah_attr ah_attr;
-    uint16_t ah_attr_primary_dlid;
+    struct ibv_ah_attr ah_attr_primary;
     enum ibv_mtu path_mtu;
     ucs_status_t status;
     unsigned side;
@@ -1271,7 +1351,7 @@ ucs_status_t uct_rc_varuna_ep_connect_to_ep(uct_ep_h tl_ep,
         return status;
     }
     ep->lane[UCT_RC_VARUNA_SIDE_PRIMARY].state = UCT_RC_VARUNA_LANE_ACTIVE;
-    ah_attr_primary_dlid = ah_attr.dlid;
+    ah_attr_primary = ah_attr;
     iface->fo.qp_connected++;
 
     ep->peer_log.addr = a->log_addr;
@@ -1298,12 +1378,9 @@ ucs_status_t uct_rc_varuna_ep_connect_to_ep(uct_ep_h tl_ep,
                  "is off for this endpoint", ep);
     }
 
-    /* one side of the pair starts re-protection, so the two never race:
-     * the one whose primary (port, QP) address is the smaller */
-    ep->fo.initiator = (iface->side[0].lid < ah_attr_primary_dlid) ||
-                       ((iface->side[0].lid == ah_attr_primary_dlid) &&
-                        (ep->lane[0].qp->qp_num <
-                         uct_ib_unpack_uint24(a->qp_num[0])));
+    ep->fo.initiator = uct_rc_varuna_ep_is_initiator(
+                           iface, ep, &ah_attr_primary,
+                           uct_ib_unpack_uint24(a->qp_num[0]));
 
     ep->active       = UCT_RC_VARUNA_SIDE_PRIMARY;
     ep->super.flags |= UCT_RC_EP_FLAG_CONNECTED;

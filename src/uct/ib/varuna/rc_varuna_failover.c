@@ -298,6 +298,7 @@ static void uct_rc_varuna_lane_fence(uct_rc_varuna_lane_t *lane)
     if ((lane->qp != NULL) && (lane->state != UCT_RC_VARUNA_LANE_FAILED)) {
         uct_ib_modify_qp(lane->qp, IBV_QPS_ERR);
         lane->err_count++;
+        lane->err_time = ucs_get_time();
     }
     lane->state = UCT_RC_VARUNA_LANE_FAILED;
 }
@@ -817,16 +818,25 @@ static void uct_rc_varuna_ep_drained(uct_rc_varuna_iface_t *iface,
     uct_rc_iface_add_cq_credits(&iface->super, num_wr);
 }
 
+static void uct_rc_varuna_ep_reprotect_probed(uct_rc_varuna_iface_t *iface,
+                                              uct_rc_varuna_ep_t *ep,
+                                              unsigned lane);
 
 void uct_rc_varuna_ep_ctrl_completion(uct_rc_varuna_ep_t *ep, unsigned lane,
                                       struct ibv_wc *wc)
 {
     uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
     unsigned kind                = (unsigned)(wc->wr_id & 0xff);
+    int probe;
 
     ucs_assert(ep->fo.ctrl_inflight[lane] > 0);
     ep->fo.ctrl_inflight[lane]--;
     uct_rc_iface_add_cq_credits(&iface->super, 1);
+
+    /* a re-protection probe (a failed one fails the lane below) */
+    probe = (kind == UCT_RC_VARUNA_CTRL_WR_LOG_READ) &&
+            (ep->fo.rp_probing & UCS_BIT(lane));
+    ep->fo.rp_probing &= ~UCS_BIT(lane);
 
     if (kind == UCT_RC_VARUNA_CTRL_WR_DRAIN) {
         /* flushed, behind everything the failed lane had */
@@ -860,6 +870,11 @@ void uct_rc_varuna_ep_ctrl_completion(uct_rc_varuna_ep_t *ep, unsigned lane,
         return;
     }
 
+    if (probe) {
+        uct_rc_varuna_ep_reprotect_probed(iface, ep, lane);
+        return;
+    }
+
     if ((kind == UCT_RC_VARUNA_CTRL_WR_LOG_READ) &&
         (ep->fo.state == UCT_RC_VARUNA_FO_FENCING)) {
         ep->fo.log_sn  = *(uint64_t*)uct_rc_varuna_desc_data(ep->fo.log_desc);
@@ -882,6 +897,24 @@ static int uct_rc_varuna_ep_lane_port_up(uct_rc_varuna_iface_t *iface,
                                        iface->side[lane].port_num);
 }
 
+/* Tell the peer its re-protected lane is the standby (when the message
+ * slot is free; otherwise the next check does) */
+static void uct_rc_varuna_ep_reprotect_send_done(uct_rc_varuna_ep_t *ep)
+{
+    unsigned lane = ep->fo.rp_lane;
+
+    if (!ep->fo.rp_done_pending || ep->fo.msg_valid) {
+        return;
+    }
+    ep->fo.rp_done_pending = 0;
+    if (ep->lane[lane].state == UCT_RC_VARUNA_LANE_STANDBY) {
+        uct_rc_varuna_ep_queue_msg(ep, UCT_RC_VARUNA_CTRL_REPROTECT_DONE,
+                                   lane, 0, ep->fo.rp_attempt);
+        uct_rc_varuna_ep_ctrl_kick(ep);
+        uct_rc_varuna_ep_reprotect_unlist(ep);
+    }
+}
+
 /* The initiator resets its failed lane and asks the peer to do the same. */
 static void uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
                                            uct_rc_varuna_ep_t *ep,
@@ -889,13 +922,17 @@ static void uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
 {
     unsigned lane = uct_rc_varuna_other_lane(ep->active);
 
+    uct_rc_varuna_ep_reprotect_send_done(ep);
     if (!ep->fo.initiator || (ep->fo.state != UCT_RC_VARUNA_FO_IDLE) ||
         ep->fo.msg_valid) {
         return;
     }
 
     if (ep->lane[lane].state == UCT_RC_VARUNA_LANE_RECONNECTING) {
-        if (now < ep->fo.rp_sent + 10 * iface->config.reprotect_interval) {
+        if (ep->fo.rp_probing & UCS_BIT(lane)) {
+            return; /* its READ completes or fails by itself */
+        }
+        if (now < ep->fo.rp_sent + iface->config.reprotect_timeout) {
             return;
         }
         ucs_debug("rc_varuna: ep %p: no answer to re-protection %u", ep,
@@ -921,13 +958,38 @@ static void uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
     uct_rc_varuna_ep_ctrl_kick(ep);
 }
 
+/* The lane is the standby again (both sides know it carried a READ) */
+static void uct_rc_varuna_ep_reprotect_done(uct_rc_varuna_iface_t *iface,
+                                            uct_rc_varuna_ep_t *ep,
+                                            unsigned lane)
+{
+    char buf[64];
+
+    ep->lane[lane].state = UCT_RC_VARUNA_LANE_STANDBY;
+    ep->has_standby      = 1;
+    iface->fo.reprotected++;
+    if (!ep->fo.rp_done_pending) {
+        uct_rc_varuna_ep_reprotect_unlist(ep);
+    }
+    ucs_diag("rc_varuna: ep %p: lane %s is the standby again", ep,
+             uct_rc_varuna_lane_str(iface, lane, buf, sizeof(buf)));
+}
+
+/*
+ * Connected again, but not yet a standby: a port that is ACTIVE says
+ * nothing about a link that drops packets silently (on rxe a one-way loss
+ * raises no event), and a standby that cannot carry traffic ends the
+ * endpoint at the next failover. So the initiator first reads its log word
+ * over the new lane (the request crosses one way, the response the other)
+ * and tells the peer with REPROTECT_DONE; a failed READ fails the lane
+ * again, and re-protection starts over.
+ */
 static ucs_status_t
 uct_rc_varuna_ep_reprotect_connect(uct_rc_varuna_iface_t *iface,
                                    uct_rc_varuna_ep_t *ep, unsigned lane,
                                    uint32_t peer_psn)
 {
     ucs_status_t status;
-    char buf[64];
 
     status = uct_rc_varuna_lane_connect(iface, ep, lane, ep->fo.peer_qpn[lane],
                                         peer_psn, &ep->fo.peer_ah[lane],
@@ -937,13 +999,39 @@ uct_rc_varuna_ep_reprotect_connect(uct_rc_varuna_iface_t *iface,
         return status;
     }
 
-    ep->lane[lane].state = UCT_RC_VARUNA_LANE_STANDBY;
-    ep->has_standby      = 1;
-    iface->fo.reprotected++;
-    uct_rc_varuna_ep_reprotect_unlist(ep);
-    ucs_diag("rc_varuna: ep %p: lane %s is the standby again", ep,
-             uct_rc_varuna_lane_str(iface, lane, buf, sizeof(buf)));
+    if (!ep->fo.initiator) {
+        return UCS_OK; /* RECONNECTING until the initiator's DONE */
+    }
+
+    if (ep->fo.log_desc == NULL) {
+        /* where the READ lands; back to the pool once it is done */
+        ep->fo.log_desc = ucs_mpool_get(&iface->short_desc_mp);
+    }
+    if ((ep->fo.log_desc == NULL) ||
+        !uct_rc_varuna_ctrl_room(iface, ep, lane) ||
+        (uct_rc_varuna_post_log_read(iface, ep, lane) != UCS_OK)) {
+        ep->lane[lane].state = UCT_RC_VARUNA_LANE_FAILED;
+        return UCS_ERR_NO_RESOURCE;
+    }
+    ep->fo.rp_probing |= UCS_BIT(lane);
     return UCS_OK;
+}
+
+/* The probe READ of a re-protected lane completed (initiator) */
+static void uct_rc_varuna_ep_reprotect_probed(uct_rc_varuna_iface_t *iface,
+                                              uct_rc_varuna_ep_t *ep,
+                                              unsigned lane)
+{
+    if ((ep->fo.state == UCT_RC_VARUNA_FO_IDLE) && (ep->fo.log_desc != NULL)) {
+        ucs_mpool_put(ep->fo.log_desc);
+        ep->fo.log_desc = NULL;
+    }
+    if (ep->lane[lane].state != UCT_RC_VARUNA_LANE_RECONNECTING) {
+        return; /* given up meanwhile (no answer in time, port down) */
+    }
+    ep->fo.rp_done_pending = 1;
+    uct_rc_varuna_ep_reprotect_done(iface, ep, lane);
+    uct_rc_varuna_ep_reprotect_send_done(ep);
 }
 
 static void uct_rc_varuna_ep_reprotect_req(uct_rc_varuna_iface_t *iface,
@@ -958,6 +1046,15 @@ static void uct_rc_varuna_ep_reprotect_req(uct_rc_varuna_iface_t *iface,
     }
 
     state = (uct_rc_varuna_lane_state_t)ep->lane[lane].state;
+    if ((state == UCT_RC_VARUNA_LANE_RECONNECTING) && !ep->fo.initiator) {
+        /* the requests crossed (the peer's rule made it the initiator as
+         * well): the initiator refuses the peer's, the other side gives
+         * up its own and answers; the initiator's ACK or NACK of the
+         * abandoned attempt then finds the lane no longer RECONNECTING */
+        ucs_debug("rc_varuna: ep %p: re-protection requests crossed, "
+                  "answering the peer's", ep);
+        state = UCT_RC_VARUNA_LANE_FAILED;
+    }
     if ((ep->fo.state != UCT_RC_VARUNA_FO_IDLE) || (lane == ep->active) ||
         (ep->lane[lane].qp == NULL) || ep->fo.msg_valid ||
         ((state != UCT_RC_VARUNA_LANE_FAILED) &&
@@ -974,6 +1071,7 @@ static void uct_rc_varuna_ep_reprotect_req(uct_rc_varuna_iface_t *iface,
         return;
     }
 
+    ep->fo.rp_peer_attempt = msg->attempt;
     uct_rc_varuna_ep_queue_msg(ep, UCT_RC_VARUNA_CTRL_REPROTECT_ACK, lane,
                                ep->lane[lane].sq_psn, msg->attempt);
     uct_rc_varuna_ep_ctrl_kick(ep);
@@ -1021,8 +1119,16 @@ void uct_rc_varuna_ep_ctrl_recv(uct_rc_varuna_ep_t *ep, unsigned lane,
         break;
     case UCT_RC_VARUNA_CTRL_REPROTECT_ACK:
         if ((about == ep->fo.rp_lane) && (msg->attempt == ep->fo.rp_attempt) &&
-            (ep->lane[about].state == UCT_RC_VARUNA_LANE_RECONNECTING)) {
+            (ep->lane[about].state == UCT_RC_VARUNA_LANE_RECONNECTING) &&
+            !(ep->fo.rp_probing & UCS_BIT(about))) {
             uct_rc_varuna_ep_reprotect_connect(iface, ep, about, msg->psn);
+        }
+        break;
+    case UCT_RC_VARUNA_CTRL_REPROTECT_DONE:
+        if ((about < UCT_RC_VARUNA_NUM_SIDES) && (about != ep->active) &&
+            (msg->attempt == ep->fo.rp_peer_attempt) &&
+            (ep->lane[about].state == UCT_RC_VARUNA_LANE_RECONNECTING)) {
+            uct_rc_varuna_ep_reprotect_done(iface, ep, about);
         }
         break;
     case UCT_RC_VARUNA_CTRL_REPROTECT_NACK:
@@ -1146,6 +1252,10 @@ ucs_status_t uct_rc_varuna_iface_failover_init(uct_rc_varuna_iface_t *iface,
                                        config->peer_timeout;
     iface->config.reprotect_interval = ucs_time_from_sec(
                                                config->reprotect_interval);
+    iface->config.last_wqe_timeout   = ucs_time_from_sec(
+                                               config->last_wqe_timeout);
+    iface->config.reprotect_timeout  = ucs_time_from_sec(
+                                               config->reprotect_timeout);
 
     interval = iface->config.reprotect_interval;
     if (iface->config.watchdog != 0) {

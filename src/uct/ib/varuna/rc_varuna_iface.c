@@ -89,6 +89,22 @@ static ucs_config_field_t uct_rc_varuna_iface_config_table[] = {
      ucs_offsetof(uct_rc_varuna_iface_config_t, reprotect_interval),
      UCS_CONFIG_TYPE_TIME},
 
+    {"REPROTECT_TIMEOUT", "1s",
+     "How long the initiator of a re-protection waits for the peer's answer\n"
+     "before it asks again. Each request makes the peer reset its lane, so a\n"
+     "timeout shorter than a slow peer's answer keeps the two from ever\n"
+     "agreeing (seen at 200 ms on rxe under TCG emulation).",
+     ucs_offsetof(uct_rc_varuna_iface_config_t, reprotect_timeout),
+     UCS_CONFIG_TYPE_TIME},
+
+    {"LAST_WQE_TIMEOUT", "100ms",
+     "Re-protection resets a failed lane's QP once the device has reported\n"
+     "IBV_EVENT_QP_LAST_WQE_REACHED for it (the QP takes nothing more from\n"
+     "the shared receive queue), or once the QP has been in the error state\n"
+     "for this long: some devices never report it (Linux rxe, kernel 6.1).",
+     ucs_offsetof(uct_rc_varuna_iface_config_t, last_wqe_timeout),
+     UCS_CONFIG_TYPE_TIME},
+
     {"REPORT", "",
      "Append one JSON line per failover event to this file (empty: only\n"
      "the log line at info level).",

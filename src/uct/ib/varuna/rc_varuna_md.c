@@ -144,9 +144,15 @@ static int uct_rc_varuna_pick_standby(struct ibv_device **devices,
 
     if (standby_dev[0] != '\0') {
         for (j = 0; j < num; j++) {
-            if (!strcmp(ibv_get_device_name(devices[j]), standby_dev)) {
-                return active[j] ? j : -1;
+            if (strcmp(ibv_get_device_name(devices[j]), standby_dev)) {
+                continue;
             }
+            /* the named device itself: only with another active port; a
+             * port is never its own standby (it protects nothing) */
+            if ((j == i) && (ucs_popcount(active[i]) < 2)) {
+                return -1;
+            }
+            return active[j] ? j : -1;
         }
         return -1;
     }
@@ -410,21 +416,54 @@ static uint64_t uct_rc_varuna_md_lwr_key(uct_rc_varuna_md_t *md,
     return ((uint64_t)index << 32) | qp_num;
 }
 
-/* side: the index of md->events (the device), here only */
+/* A QP's record, created empty; call with md->lwr_lock held */
+static uct_rc_varuna_lwr_t *uct_rc_varuna_md_lwr_get(uct_rc_varuna_md_t *md,
+                                                     uint64_t key)
+{
+    khiter_t iter;
+    int ret;
+
+    iter = kh_put(uct_rc_varuna_lwr, &md->lwr, key, &ret);
+    if (ret == UCS_KH_PUT_FAILED) {
+        return NULL;
+    }
+    if (ret != UCS_KH_PUT_KEY_PRESENT) {
+        memset(&kh_value(&md->lwr, iter), 0, sizeof(uct_rc_varuna_lwr_t));
+    }
+    return &kh_value(&md->lwr, iter);
+}
+
+/* An event has come for the QP (index: of md->events, the device). Is it a
+ * late one that re-protection gave up waiting for before it reset the QP
+ * (uct_rc_varuna_lane_reset)? Then UCX must not see it: it would take it
+ * for the event of the QP's destruction and destroy the QP early. */
+static int uct_rc_varuna_md_last_wqe_skipped(uct_rc_varuna_md_t *md,
+                                             unsigned index, uint32_t qp_num)
+{
+    uint64_t key = ((uint64_t)index << 32) | qp_num;
+    uct_rc_varuna_lwr_t *lwr;
+    int skipped  = 0;
+
+    ucs_spin_lock(&md->lwr_lock);
+    lwr = uct_rc_varuna_md_lwr_get(md, key);
+    if ((lwr != NULL) && (lwr->skip > 0)) {
+        lwr->skip--;
+        skipped = 1;
+    }
+    ucs_spin_unlock(&md->lwr_lock);
+    return skipped;
+}
+
 static void uct_rc_varuna_md_last_wqe_add(uct_rc_varuna_md_t *md,
                                           unsigned index, uint32_t qp_num)
 {
     uint64_t key = ((uint64_t)index << 32) | qp_num;
-    khiter_t iter;
-    int ret;
+    uct_rc_varuna_lwr_t *lwr;
 
     ucs_spin_lock(&md->lwr_lock);
-    iter = kh_put(uct_rc_varuna_lwr, &md->lwr, key, &ret);
-    if (ret != UCS_KH_PUT_FAILED) {
-        if (ret != UCS_KH_PUT_KEY_PRESENT) {
-            kh_value(&md->lwr, iter) = 0;
-        }
-        kh_value(&md->lwr, iter)++;
+    lwr = uct_rc_varuna_md_lwr_get(md, key);
+    if (lwr != NULL) {
+        lwr->seen++;
     }
     ucs_spin_unlock(&md->lwr_lock);
 }
@@ -439,10 +478,26 @@ uint32_t uct_rc_varuna_md_last_wqe_count(uct_rc_varuna_md_t *md, unsigned side,
     ucs_spin_lock(&md->lwr_lock);
     iter = kh_get(uct_rc_varuna_lwr, &md->lwr, key);
     if (iter != kh_end(&md->lwr)) {
-        count = kh_value(&md->lwr, iter);
+        count = kh_value(&md->lwr, iter).seen;
     }
     ucs_spin_unlock(&md->lwr_lock);
     return count;
+}
+
+/* The next count LAST_WQE_REACHED events of the QP are late ones of a
+ * reset incarnation: count them, do not give them to UCX. */
+void uct_rc_varuna_md_last_wqe_skip(uct_rc_varuna_md_t *md, unsigned side,
+                                    uint32_t qp_num, uint32_t count)
+{
+    uct_rc_varuna_lwr_t *lwr;
+
+    ucs_spin_lock(&md->lwr_lock);
+    lwr = uct_rc_varuna_md_lwr_get(md, uct_rc_varuna_md_lwr_key(md, side,
+                                                                qp_num));
+    if (lwr != NULL) {
+        lwr->skip += count;
+    }
+    ucs_spin_unlock(&md->lwr_lock);
 }
 
 void uct_rc_varuna_md_last_wqe_forget(uct_rc_varuna_md_t *md, unsigned side,
@@ -532,7 +587,10 @@ static void uct_rc_varuna_md_async_handler(int fd, ucs_event_set_types_t events,
         break;
     }
 
-    uct_ib_handle_async_event(dev, &event);
+    if ((ibevent.event_type != IBV_EVENT_QP_LAST_WQE_REACHED) ||
+        !uct_rc_varuna_md_last_wqe_skipped(md, side, event.qp_num)) {
+        uct_ib_handle_async_event(dev, &event);
+    }
     if (ibevent.event_type == IBV_EVENT_QP_LAST_WQE_REACHED) {
         /* counted once UCX has taken it */
         uct_rc_varuna_md_last_wqe_add(md, side, event.qp_num);
