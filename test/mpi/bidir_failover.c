@@ -54,13 +54,16 @@ static void usage(const char *prog)
 {
     fprintf(stderr,
             "usage: %s [-i ITERATIONS] [-f FAIL_AT|-1] [-d DEV:PORT] "
-            "[-s BYTES] [-S BYTES] [-q]\n"
+            "[-s BYTES] [-S BYTES] [-w SECONDS] [-q]\n"
             "  -i  iterations (4000)\n"
             "  -f  iteration at which rank 0 takes the link down "
             "(ITERATIONS/2; -1: never)\n"
             "  -d  the link to take down (softib0:1)\n"
             "  -s  alltoall bytes per destination, a multiple of 8 (8)\n"
             "  -S  every 8th iteration uses this size instead (0: never)\n"
+            "  -w  at the failure iteration every rank idles this long, "
+            "progressing MPI, then goes on (issue 9: timers of the failed "
+            "port)\n"
             "  -q  no progress lines\n", prog);
 }
 
@@ -122,16 +125,17 @@ int main(int argc, char **argv)
     int *targets, *all_targets = NULL;
     int opt, it, r, ret, t, ok, all_ok, wrong_fetch = 0;
     char detail[512] = "";
-    double start, t_fail = 0;
+    double start, t_fail = 0, idle = 0, until;
     MPI_Win win;
 
-    while ((opt = getopt(argc, argv, "i:f:d:s:S:qh")) != -1) {
+    while ((opt = getopt(argc, argv, "i:f:d:s:S:w:qh")) != -1) {
         switch (opt) {
         case 'i': iterations = atoi(optarg); break;
         case 'f': fail_at = atoi(optarg); break;
         case 'd': link = optarg; break;
         case 's': small = strtoul(optarg, NULL, 0); break;
         case 'S': large = strtoul(optarg, NULL, 0); break;
+        case 'w': idle = atof(optarg); break;
         case 'q': quiet = 1; break;
         default:  usage(argv[0]); return opt == 'h' ? 0 : 2;
         }
@@ -213,6 +217,18 @@ int main(int argc, char **argv)
                 printf("bidir_failover: link %s down at iteration %d "
                        "(%.2f s)\n", link, it, t_fail - start);
                 fflush(stdout);
+            }
+        }
+
+        if ((it == fail_at) && (idle > 0)) {
+            int flag;
+
+            /* nothing but progress (MPI_Iprobe drives it) while the link
+             * stays down: UCX's timers have their chance to fail a
+             * connection, which the next iterations would show */
+            for (until = now_s() + idle; now_s() < until;) {
+                MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag,
+                           MPI_STATUS_IGNORE);
             }
         }
 

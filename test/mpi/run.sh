@@ -11,13 +11,15 @@
 # another rank's counter (osc ucx); rank 0 takes softib0:1 down halfway.
 #
 # Usage: test/mpi/run.sh [-n RANKS] [-r RUNS] [-i ITERS] [-t SECONDS]
-#                        [-s BYTES] [-S BYTES] [--no-fail]
+#                        [-s BYTES] [-S BYTES] [-w SECONDS] [--no-fail]
 #                        [--recovery varuna|blanket] [--standby auto|same]
 #                        [-x VAR=VALUE]... [--bt] [--name NAME]
 #   -n   ranks (2)                   -r   runs (1)
 #   -i   iterations per run (4000)   -t   per-run timeout: HANG after it (60)
 #   -s   alltoall bytes per destination (8: eager)
 #   -S   every 8th iteration uses this size instead (e.g. 65536: rendezvous)
+#   -w   every rank idles this long at the failure, progressing (the link
+#        stays down: issue 9's long run is -w 120 -t 300)
 #   --no-fail    a clean run: the link stays up (no reports expected)
 #   --recovery   UCX_RC_VARUNA_RECOVERY (blanket: expect WRONG or an abort)
 #   --standby    UCX_RC_VARUNA_STANDBY (auto: softib1:1; same: softib0:2)
@@ -40,7 +42,7 @@
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../../contrib/common.sh"
 
-ranks=2 runs=1 iters=4000 tmo=60 small=8 large=0 fail=1 recovery=varuna
+ranks=2 runs=1 iters=4000 tmo=60 small=8 large=0 idle=0 fail=1 recovery=varuna
 standby=auto bt=0 name= extra_env=()
 usage()
 {
@@ -56,6 +58,7 @@ while (($#)); do
     -t) tmo=$2; shift ;;
     -s) small=$2; shift ;;
     -S) large=$2; shift ;;
+    -w) idle=$2; shift ;;
     -x) [[ $2 == *=* ]] || usage; extra_env+=("$2"); shift ;;
     --no-fail) fail=0 ;;
     --recovery) recovery=$2; shift ;;
@@ -106,7 +109,7 @@ fi
 logs=$RC_VARUNA_LOGS/mpi/$name
 mkdir -p "$logs"
 
-prog_args=(-q -i "$iters" -s "$small" -S "$large")
+prog_args=(-q -i "$iters" -s "$small" -S "$large" -w "$idle")
 ((fail)) || prog_args+=(-f -1)
 
 # Open MPI's UCX components accept only the transports and devices of
