@@ -1102,8 +1102,9 @@ static uct_iface_ops_t uct_rc_varuna_iface_tl_ops = {
  * (uct_rc_varuna_ep_post_check). So any number of endpoints can be
  * checked, and UCP chooses rc_varuna for keepalive when it is a lane.
  */
-static ucs_status_t uct_rc_varuna_iface_estimate_perf(uct_iface_h tl_iface,
-                                                      uct_perf_attr_t *perf_attr)
+static ucs_status_t
+uct_rc_varuna_iface_estimate_perf(uct_iface_h tl_iface,
+                                  uct_perf_attr_t *perf_attr)
 {
     ucs_status_t status;
 
