@@ -28,6 +28,8 @@ set -u
 RXE_OUT=/tmp/out                # the host's RXE_VM_OUT, writable
 RXE_FAILS=0
 mkdir -p /tmp/rxe
+# a name: the kernel's default "(none)" is no host name to Open MPI
+echo rxe-vm >/proc/sys/kernel/hostname
 
 rxe_uptime() { local u _; read -r u _ </proc/uptime; echo "$u"; }
 rxe_mark() { echo "@@MARK t=$(rxe_uptime) $*"; }

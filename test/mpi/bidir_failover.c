@@ -13,7 +13,9 @@
  * Rank 0 takes the primary link (softib0:1 by default) down through softib's
  * control API (libsoftib) when it reaches the fail iteration, so the
  * failover happens with traffic in flight both ways, on both of Open MPI's
- * UCP workers (pml and osc).
+ * UCP workers (pml and osc). With -F FILE it creates FILE instead and goes
+ * on: an injector outside the job (contrib/rxe-vm on the real stack) waits
+ * for that file and takes the link down while the traffic runs.
  *
  * At the end, each rank checks that its counter equals the number of adds
  * aimed at it (computed, not communicated), and rank 0 gathers every fetch
@@ -54,11 +56,13 @@ static void usage(const char *prog)
 {
     fprintf(stderr,
             "usage: %s [-i ITERATIONS] [-f FAIL_AT|-1] [-d DEV:PORT] "
-            "[-s BYTES] [-S BYTES] [-w SECONDS] [-q]\n"
+            "[-F FILE] [-s BYTES] [-S BYTES] [-w SECONDS] [-q]\n"
             "  -i  iterations (4000)\n"
             "  -f  iteration at which rank 0 takes the link down "
             "(ITERATIONS/2; -1: never)\n"
             "  -d  the link to take down (softib0:1)\n"
+            "  -F  instead of taking a link down, create FILE at the fail "
+            "iteration\n      (for a fault injector outside the job)\n"
             "  -s  alltoall bytes per destination, a multiple of 8 (8)\n"
             "  -S  every 8th iteration uses this size instead (0: never)\n"
             "  -w  at the failure iteration every rank idles this long, "
@@ -117,7 +121,7 @@ int main(int argc, char **argv)
 {
     int iterations = 4000, fail_at = -2, quiet = 0;
     size_t small = 8, large = 0, max_size, size, n, j;
-    const char *link = "softib0:1";
+    const char *link = "softib0:1", *fault_file = NULL;
     uint64_t *sbuf, *rbuf, *base, *results, *all_results = NULL;
     uint64_t one = 1, counter, expected, bad_elems = 0;
     int64_t first_bad_it = -1;
@@ -128,11 +132,12 @@ int main(int argc, char **argv)
     double start, t_fail = 0, idle = 0, until;
     MPI_Win win;
 
-    while ((opt = getopt(argc, argv, "i:f:d:s:S:w:qh")) != -1) {
+    while ((opt = getopt(argc, argv, "i:f:d:F:s:S:w:qh")) != -1) {
         switch (opt) {
         case 'i': iterations = atoi(optarg); break;
         case 'f': fail_at = atoi(optarg); break;
         case 'd': link = optarg; break;
+        case 'F': fault_file = optarg; break;
         case 's': small = strtoul(optarg, NULL, 0); break;
         case 'S': large = strtoul(optarg, NULL, 0); break;
         case 'w': idle = atof(optarg); break;
@@ -183,15 +188,21 @@ int main(int argc, char **argv)
     MPI_Win_lock_all(0, win);
 
     if ((rank == 0) && !quiet) {
-        char every8th[64] = "";
+        char every8th[64] = "", fault[256];
 
         if (large) {
             snprintf(every8th, sizeof(every8th), " (every 8th: %zu B)",
                      large);
         }
+        if (fault_file) {
+            snprintf(fault, sizeof(fault), "fault requested through %s",
+                     fault_file);
+        } else {
+            snprintf(fault, sizeof(fault), "link %s down", link);
+        }
         printf("bidir_failover: %d ranks, %d iterations, alltoall %zu B per "
-               "destination%s, link %s down at iteration %d\n", nranks,
-               iterations, small, every8th, link, fail_at);
+               "destination%s, %s at iteration %d\n", nranks, iterations,
+               small, every8th, fault, fail_at);
         fflush(stdout);
     }
 
@@ -199,7 +210,22 @@ int main(int argc, char **argv)
     for (it = 0; it < iterations; it++) {
         bf_iteration = it;
 
-        if ((rank == 0) && (it == fail_at)) {
+        if ((rank == 0) && (it == fail_at) && fault_file) {
+            FILE *f = fopen(fault_file, "w");
+
+            if (!f || (fprintf(f, "%d\n", it) < 0) || fclose(f)) {
+                printf("rank 0: WRONG: could not create %s: %s\n",
+                       fault_file, strerror(errno));
+                fflush(stdout);
+                MPI_Abort(MPI_COMM_WORLD, 2);
+            }
+            t_fail = now_s();
+            if (!quiet) {
+                printf("bidir_failover: fault requested at iteration %d "
+                       "(%.2f s)\n", it, t_fail - start);
+                fflush(stdout);
+            }
+        } else if ((rank == 0) && (it == fail_at)) {
             softib_ctl_t *ctl;
             char dev[64];
             unsigned port;

@@ -14,6 +14,7 @@
 #                        [-s BYTES] [-S BYTES] [-w SECONDS] [--no-fail]
 #                        [--recovery varuna|blanket] [--standby auto|same]
 #                        [-x VAR=VALUE]... [--bt] [--name NAME]
+#        test/mpi/run.sh --build   only build the program; print its path
 #   -n   ranks (2)                   -r   runs (1)
 #   -i   iterations per run (4000)   -t   per-run timeout: HANG after it (60)
 #   -s   alltoall bytes per destination (8: eager)
@@ -43,14 +44,14 @@ set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../../contrib/common.sh"
 
 ranks=2 runs=1 iters=4000 tmo=60 small=8 large=0 idle=0 fail=1 recovery=varuna
-standby=auto bt=0 name= extra_env=()
+standby=auto bt=0 name= extra_env=() build_only=0
 usage()
 {
     sed -n '/^# Usage/,/^#$/s/^# \{0,1\}//p' "$0" >&2
     exit 2
 }
 while (($#)); do
-    [[ $1 == --no-fail || $1 == --bt || $# -ge 2 ]] || usage
+    [[ $1 == --no-fail || $1 == --bt || $1 == --build || $# -ge 2 ]] || usage
     case $1 in
     -n) ranks=$2; shift ;;
     -r) runs=$2; shift ;;
@@ -64,6 +65,7 @@ while (($#)); do
     --recovery) recovery=$2; shift ;;
     --standby) standby=$2; shift ;;
     --bt) bt=1 ;;
+    --build) build_only=1 ;;
     --name) name=$2; shift ;;
     *) usage ;;
     esac
@@ -95,6 +97,7 @@ if [[ ! -x $prog || $src -nt $prog ]]; then
         "$src" -L"$RC_VARUNA_PREFIX/lib" -Wl,-rpath,"$RC_VARUNA_PREFIX/lib" \
         -lsoftib || rc_varuna_die "mpicc $src failed"
 fi
+((build_only)) && { echo "$prog"; exit 0; }
 
 # a fabric of our own, new for each run (its counters start at 0): the
 # link we take down is no one else's
