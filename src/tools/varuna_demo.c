@@ -25,7 +25,7 @@
  *
  * VARUNA_DEMO_PACE_US=N makes the client start at most one round every N
  * microseconds (progressing meanwhile), so that one endpoint pair lives
- * through many link failures and repairs (contrib/rxe-vm/guest-scenarios).
+ * through many link failures and repairs (contrib/faults/scenarios.sh).
  */
 
 #include <ucp/api/ucp.h>

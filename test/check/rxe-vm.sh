@@ -1,7 +1,9 @@
 #!/bin/bash
 # make check: rc_varuna on the real Linux Soft-RoCE stack (rdma_rxe in a
-# qemu guest, contrib/rxe-vm): the short selection (both links, a link
-# down, one-way loss, 3 fail/heal cycles with re-protection), a few
-# minutes. Fails with a message if qemu cannot start. The long selection:
-# contrib/rxe-vm/scenarios long (README.md, "The real stack").
+# qemu guest, contrib/rxe-vm): the short selection of contrib/faults (both
+# links, a link down, one-way loss, 3 fail/heal cycles with re-protection,
+# 2 Open MPI runs through a fault), a minute or two. Fails with a message
+# if qemu cannot start. The long selection: contrib/rxe-vm/scenarios long
+# (README.md, "The real stack"). test/check/faults-softib.sh runs the same
+# scenario code on softib.
 exec bash "$(dirname "${BASH_SOURCE[0]}")/../../contrib/rxe-vm/scenarios" short

@@ -2,9 +2,9 @@
 # Copyright (C) rc_varuna authors 2026. ALL RIGHTS RESERVED.
 # See file LICENSE for terms.
 #
-# Sourced by the guest scripts of contrib/rxe-vm (they run as the guest's
-# PID 1): verdict lines, fork-free helpers, the two-link wiring with four
-# rxe devices, and the fault hooks.
+# The rxe backend of contrib/faults (the fault interface: lib.sh): Linux
+# Soft-RoCE in the qemu guest of contrib/rxe-vm, where the scenario script
+# runs as PID 1. The two-link wiring with four rxe devices, and the faults.
 #
 #   "host A"                                        "host B"
 #   rxe0 - vethA1 192.0.2.1/24    <=== link 1 ===>  vethB1 192.0.2.2/24    - rxe2
@@ -22,48 +22,15 @@
 #
 
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-export HOME=/tmp LC_ALL=C
-set -u
 
-RXE_OUT=/tmp/out                # the host's RXE_VM_OUT, writable
-RXE_FAILS=0
-mkdir -p /tmp/rxe
+SC_OUT=/tmp/out                 # the host's RXE_VM_OUT, writable
+SC_A1=rxe0 SC_A2=rxe1 SC_B1=rxe2 SC_B2=rxe3
+SC_CYCLE_SECS=6                 # a fail/heal cycle under TCG, generous
 # a name: the kernel's default "(none)" is no host name to Open MPI
 echo rxe-vm >/proc/sys/kernel/hostname
 
-rxe_uptime() { local u _; read -r u _ </proc/uptime; echo "$u"; }
-rxe_mark() { echo "@@MARK t=$(rxe_uptime) $*"; }
-rxe_ok() { echo "@@OK   $*"; }
-rxe_bad() { echo "@@FAIL $*"; RXE_FAILS=$((RXE_FAILS + 1)); }
-rxe_info() { echo "@@INFO $*"; }
-
-rxe_finish()
-{
-    rxe_mark "memory: $(free -m | awk '/^Mem:/ { print $3 "M of " $2 "M used" }')"
-    if [[ $RXE_FAILS -eq 0 ]]; then
-        echo "@@RESULT PASS"
-    else
-        echo "@@RESULT FAIL ($RXE_FAILS)"
-    fi
-    sync
-    echo o >/proc/sysrq-trigger
-    sleep 30
-}
-trap rxe_finish EXIT
-
-# Fork-free helpers: a fork+exec costs tens of ms under TCG over 9p
-mkfifo /tmp/rxe/.sleep
-exec {RXE_SLEEP_FD}<>/tmp/rxe/.sleep
-fsleep() { read -r -t "$1" -u "$RXE_SLEEP_FD" _; return 0; }
-rxe_us() { local t=$EPOCHREALTIME; echo "${t/./}"; }
-rxe_secs()
-{
-    local d=$1
-    printf '%d.%03d' $((d / 1000000)) $((d % 1000000 / 1000))
-}
-
 # The host's environment (run-vm writes it)
-[[ -r $RXE_OUT/guest.env ]] && . "$RXE_OUT/guest.env"
+[[ -r $SC_OUT/guest.env ]] && . "$SC_OUT/guest.env"
 
 
 # ---------------------------------------------------------------- wiring
@@ -96,16 +63,6 @@ rxe_wait_active()
     local i
     for i in $(seq 100); do
         [[ $(rxe_port_state $1) == ACTIVE ]] && return 0
-        fsleep 0.1
-    done
-    return 1
-}
-
-rxe_wait_listen()
-{
-    local i
-    for i in $(seq 150); do
-        ss -ltn | grep -q ":$1 " && return 0
         fsleep 0.1
     done
     return 1
@@ -154,7 +111,7 @@ rxe_wire()
     rdma link add rxe1 type rxe netdev vethA2 &&
     rdma link add rxe2 type rxe netdev vethB1 &&
     rdma link add rxe3 type rxe netdev vethB2 ||
-        { rxe_bad "rdma link add failed"; return 1; }
+        { sc_bad "rdma link add failed"; return 1; }
 
     for i in $(seq 50); do
         g0=$(rxe_gid_index rxe0 $RXE_A1) g1=$(rxe_gid_index rxe1 $RXE_A2)
@@ -163,14 +120,14 @@ rxe_wire()
         fsleep 0.2
     done
     if [[ -z $g0 || "$g0$g0$g0$g0" != "$g0$g1$g2$g3" ]]; then
-        rxe_bad "IPv4 GID indices missing or different: $g0 $g1 $g2 $g3"
+        sc_bad "IPv4 GID indices missing or different: $g0 $g1 $g2 $g3"
         return 1
     fi
     RXE_GID_INDEX=$g0
     for d in rxe0 rxe1 rxe2 rxe3; do
-        rxe_wait_active $d || { rxe_bad "$d is not ACTIVE"; return 1; }
+        rxe_wait_active $d || { sc_bad "$d is not ACTIVE"; return 1; }
     done
-    rxe_ok "two links, rxe0..rxe3 ACTIVE, RoCEv2 IPv4 GID index $RXE_GID_INDEX"
+    sc_ok "two links, rxe0..rxe3 ACTIVE, RoCEv2 IPv4 GID index $RXE_GID_INDEX"
 }
 
 
@@ -200,4 +157,33 @@ rxe_tx_bytes()
         o+="$d=$v "
     done
     echo "$o"
+}
+
+
+# ---------------------------------------------------------------- backend
+backend_setup()
+{
+    rxe_wire || return 1
+    # UCX on this wiring (contrib/rxe-vm/README.md): the IPv4 GID, no DGID
+    # check on UD (it would drop every packet), and each port reaches only
+    # its own /24. rc_varuna's retry count (5) is below 7, which rxe treats
+    # as infinite.
+    export UCX_IB_GID_INDEX=$RXE_GID_INDEX
+    export UCX_UD_ETH_DGID_CHECK=n
+    export UCX_IB_ROCE_LOCAL_SUBNET=y
+    SC_PINGPONG_ARGS="-g $RXE_GID_INDEX"
+}
+
+backend_link_active()
+{
+    local a=SC_A$1 b=SC_B$1
+    rxe_wait_active ${!a} && rxe_wait_active ${!b}
+}
+
+# the guest ends here: power off (run-vm reads the result line)
+backend_finish()
+{
+    sync
+    echo o >/proc/sysrq-trigger
+    sleep 30
 }

@@ -3,13 +3,17 @@
 # Copyright (C) rc_varuna authors 2026. ALL RIGHTS RESERVED.
 # See file LICENSE for terms.
 #
-# Runs as the guest's PID 1 (contrib/rxe-vm/run-vm boots it; use
-# contrib/rxe-vm/scenarios on the host): rc_varuna on the real Linux
-# Soft-RoCE stack with real link faults, checked for exactly-once.
+# Usage: scenarios.sh BACKEND [SCENARIO...]     (BACKEND: rxe or softib)
+# Use contrib/faults/run on the host: it starts this script on the
+# backend's devices (rxe: as PID 1 of the qemu guest of contrib/rxe-vm,
+# the real Linux Soft-RoCE stack; softib: under "softib run"). The same
+# scenarios, the same checks, on both: real link faults through the fault
+# interface of lib.sh, checked for exactly-once.
 #
 # Each scenario runs varuna_demo (src/tools/varuna_demo.c) from our build:
-# "host A" (the client, rxe0:1 with its standby on rxe1) against "host B"
-# (the server, rxe2:1 with its standby on rxe3), over
+# "host A" (the client, A1 with its standby on A2: rxe0 and rxe1, or softib0
+# and softib1) against "host B" (the server, B1 with its standby on B2: rxe2
+# and rxe3, or softib2 and softib3), over
 # UCX_TLS=rc_varuna,ud_verbs:aux. Both check what a duplicate or a loss
 # would break (counter, distinct fetch-add results, every slot, every active
 # message once and in order), and the JSON failover reports
@@ -33,34 +37,30 @@
 #   long           links down-A down-B loss-A loss-B blanket cycles:20 mpi:10
 #                  mpi:4:4
 #
-# Needs RC_VARUNA_PREFIX (our build/prefix, visible in the guest: not under
-# the host's /tmp, /run or /dev/shm), and for mpi:N RXE_MPI_PROG (the
-# bidir_failover binary; contrib/rxe-vm/scenarios builds it).
+# Needs RC_VARUNA_PREFIX (our build/prefix; on rxe visible in the guest: not
+# under the host's /tmp, /run or /dev/shm), and for mpi:N RC_VARUNA_MPI_PROG (the
+# bidir_failover binary; contrib/faults/run builds it).
 #
 
-. "$(dirname "${BASH_SOURCE[0]}")/guest-lib.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+sc_backend "${1:?usage: scenarios.sh rxe|softib [SCENARIO...]}"
+SC_BACKEND=$1
+shift
 
 [[ -n ${RC_VARUNA_PREFIX:-} && -x $RC_VARUNA_PREFIX/bin/varuna_demo ]] || {
-    rxe_bad "no varuna_demo under RC_VARUNA_PREFIX=${RC_VARUNA_PREFIX:-}"
+    sc_bad "no varuna_demo under RC_VARUNA_PREFIX=${RC_VARUNA_PREFIX:-}"
     exit 1
 }
 export PATH=$RC_VARUNA_PREFIX/bin:$PATH
 export LD_LIBRARY_PATH=$RC_VARUNA_PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
-SC_LOGS=$RXE_OUT/scenarios
-SC_PORT=13337
+SC_LOGS=$SC_OUT/scenarios
+SC_PORT=$((13337 + $$ % 1000 * 20))
 mkdir -p "$SC_LOGS"
-rxe_mark "guest up (kernel $(uname -r)); scenarios: $*"
-rxe_wire || exit 1
+sc_mark "$SC_BACKEND up (kernel $(uname -r)); scenarios: $*"
+backend_setup || exit 1
 
-# UCX on this wiring (contrib/rxe-vm/README.md): the IPv4 GID, no DGID
-# check on UD (it would drop every packet), and each port reaches only its
-# own /24. rc_varuna's retry count (5) is below 7, which rxe treats as
-# infinite.
 export UCX_TLS=rc_varuna,ud_verbs:aux
-export UCX_IB_GID_INDEX=$RXE_GID_INDEX
-export UCX_UD_ETH_DGID_CHECK=n
-export UCX_IB_ROCE_LOCAL_SUBNET=y
 export UCX_LOG_LEVEL=info
 export UCX_WARN_UNUSED_ENV_VARS=n
 
@@ -106,13 +106,13 @@ sc_start()
     rm -rf "$SC_DIR"
     mkdir -p "$SC_DIR"
     export UCX_RC_VARUNA_REPORT=$SC_DIR/report.json
-    SC_T0=$(rxe_us)
-    UCX_NET_DEVICES=rxe2:1 UCX_RC_VARUNA_STANDBY=rxe3 \
+    SC_T0=$(sc_us)
+    UCX_NET_DEVICES=$SC_B1:1 UCX_RC_VARUNA_STANDBY=$SC_B2 \
         timeout -k 5 "$SC_LIMIT" stdbuf -oL \
         varuna_demo server $SC_PORT >"$SC_DIR/server.log" 2>&1 &
     SC_SERVER=$!
-    rxe_wait_listen $SC_PORT || rxe_info "$1: the server does not listen"
-    UCX_NET_DEVICES=rxe0:1 UCX_RC_VARUNA_STANDBY=rxe1 \
+    sc_wait_listen $SC_PORT || sc_info "$1: the server does not listen"
+    UCX_NET_DEVICES=$SC_A1:1 UCX_RC_VARUNA_STANDBY=$SC_A2 \
         timeout -k 5 "$SC_LIMIT" stdbuf -oL \
         varuna_demo client 127.0.0.1 $SC_PORT "$2" >"$SC_DIR/client.log" 2>&1 &
     SC_CLIENT=$!
@@ -130,7 +130,7 @@ sc_wait_round()
 
 sc_event()
 {
-    echo "   +$(rxe_secs $(($(rxe_us) - SC_T0))) $*" | tee -a "$SC_DIR/events.log"
+    echo "   +$(sc_secs $(($(sc_us) - SC_T0))) $*" | tee -a "$SC_DIR/events.log"
 }
 
 # sc_end: wait for both; SC_VERDICT = the two verdict lines
@@ -139,7 +139,7 @@ sc_end()
     local rc_c rc_s
     wait $SC_CLIENT; rc_c=$?
     wait $SC_SERVER; rc_s=$?
-    SC_SECS=$(rxe_secs $(($(rxe_us) - SC_T0)))
+    SC_SECS=$(sc_secs $(($(sc_us) - SC_T0)))
     grep -h -E '^(client|server): (OK|WRONG)' "$SC_DIR/client.log" \
         "$SC_DIR/server.log" | cut -c1-200 | sed 's/^/   /'
     SC_OK=0
@@ -195,19 +195,20 @@ sc_tally()
 sc_links()
 {
     local l s c port=18515
-    rxe_mark "links: ibv_rc_pingpong over each link"
+    sc_mark "links: ibv_rc_pingpong over each link"
     for l in 1 2; do
-        c=rxe$((l - 1)) s=rxe$((l + 1))
+        c=SC_A$l s=SC_B$l
+        c=${!c} s=${!s}
         port=$((port + 1))
-        timeout -k 2 60 ibv_rc_pingpong -p $port -d $s -g $RXE_GID_INDEX \
-            -n 300 >/tmp/rxe/pp-s.log 2>&1 &
-        rxe_wait_listen $port
-        if timeout -k 2 60 ibv_rc_pingpong -p $port -d $c -g $RXE_GID_INDEX \
-               -n 300 127.0.0.1 >/tmp/rxe/pp-c.log 2>&1 && wait $!; then
-            rxe_ok "link $l ($c <-> $s): $(grep -h 'iters in' \
-                    /tmp/rxe/pp-c.log)"
+        timeout -k 2 60 ibv_rc_pingpong -p $port -d $s $SC_PINGPONG_ARGS \
+            -n 300 >$sc_tmp/pp-s.log 2>&1 &
+        sc_wait_listen $port
+        if timeout -k 2 60 ibv_rc_pingpong -p $port -d $c $SC_PINGPONG_ARGS \
+               -n 300 127.0.0.1 >$sc_tmp/pp-c.log 2>&1 && wait $!; then
+            sc_ok "link $l ($c <-> $s): $(grep -h 'iters in' \
+                    $sc_tmp/pp-c.log)"
         else
-            rxe_bad "link $l ($c <-> $s): pingpong failed"
+            sc_bad "link $l ($c <-> $s): pingpong failed"
         fi
     done
 }
@@ -219,31 +220,31 @@ sc_single()
 {
     local name=$1 action=$2 expect=${3:-once} rounds=20000
     SC_LIMIT=180
-    rxe_mark "$name: varuna_demo, $rounds rounds; at 30 %: $action"
+    sc_mark "$name: varuna_demo, $rounds rounds; at 30 %: $action"
     sc_start "$name" $rounds
     sc_wait_round $((rounds * 3 / 10))
     if sc_running; then
         sc_event "fault: $action (client at round $(sc_round))"
         eval "$action"
     else
-        rxe_info "$name: the client ended before the fault"
+        sc_info "$name: the client ended before the fault"
     fi
     sc_end
     link_heal 1
     sc_reports
     if [[ $expect == twice ]]; then
         if [[ $SC_WRONG -eq 1 ]]; then
-            rxe_ok "$name: blanket recovery executed operations twice" \
+            sc_ok "$name: blanket recovery executed operations twice" \
                    "($SC_REPORTS failovers, $SC_SECS s)"
             return 0
         fi
         return 1
     fi
     if [[ $SC_OK -eq 1 && $SC_REPORTS -ge 1 && $SC_CONFLICTS -eq 0 ]]; then
-        rxe_ok "$name: exactly once across the fault; $SC_REPORTS" \
+        sc_ok "$name: exactly once across the fault; $SC_REPORTS" \
                "failovers, causes: $SC_CAUSES($SC_SECS s)"
     else
-        rxe_bad "$name: ok=$SC_OK failovers=$SC_REPORTS" \
+        sc_bad "$name: ok=$SC_OK failovers=$SC_REPORTS" \
                 "conflicts=$SC_CONFLICTS causes: $SC_CAUSES(logs: $SC_DIR)"
     fi
 }
@@ -254,11 +255,11 @@ sc_blanket()
     export UCX_RC_VARUNA_RECOVERY=blanket
     for try in 1 2 3; do
         sc_single blanket-$try "link_down 1 A" twice && break
-        rxe_info "blanket try $try: no duplicate this time"
+        sc_info "blanket try $try: no duplicate this time"
     done
     unset UCX_RC_VARUNA_RECOVERY
     [[ $SC_WRONG -eq 1 ]] ||
-        rxe_bad "blanket: no operation executed twice in 3 runs"
+        sc_bad "blanket: no operation executed twice in 3 runs"
 }
 
 # Wait until both sides have logged a count of a line: sc_wait_both STRING
@@ -284,13 +285,10 @@ sc_cycles()
     # generous: on a loaded host TCG runs several times slower (a cycle
     # took up to 25 s, and a 3-cycle run hit a limit of 120 s)
     SC_LIMIT=$((180 + n * 40))
-    # the client must outlive the cycles: ~6 s a cycle under TCG
-    export VARUNA_DEMO_PACE_US=$((n * 6 * 1000000 / rounds + 200))
-    # UCP's keepalive runs over the aux UD lane, which does not fail over
-    # (README.md, "Real stack"): it would end the endpoint ~20-50 s after
-    # the first failover
-    export UCX_KEEPALIVE_INTERVAL=inf
-    rxe_mark "cycles: $n fail/heal cycles on one endpoint pair" \
+    # the client must outlive the cycles (the backend says how long one
+    # takes: ~6 s under TCG)
+    export VARUNA_DEMO_PACE_US=$((n * SC_CYCLE_SECS * 1000000 / rounds + 200))
+    sc_mark "cycles: $n fail/heal cycles on one endpoint pair" \
              "(varuna_demo paced at $VARUNA_DEMO_PACE_US us a round)"
     sc_start cycles $rounds
     sc_wait_round 1
@@ -299,57 +297,57 @@ sc_cycles()
         side=A
         (((i - 1) / 2 % 2)) && side=B
         sc_running || break
-        t0=$(rxe_us)
+        t0=$(sc_us)
         sc_event "cycle $i: link_down $link $side"
         link_down $link $side
         if ! sc_wait_both "failing over from" $i 20; then
-            rxe_bad "cycle $i: no failover on both sides"
+            sc_bad "cycle $i: no failover on both sides"
             break
         fi
-        t1=$(rxe_us)
+        t1=$(sc_us)
         fsleep 0.5
         link_heal $link
         sc_event "cycle $i: link_heal $link"
         if ! sc_wait_both "is the standby again" $i 30; then
-            rxe_bad "cycle $i: no re-protection on both sides within 30 s" \
+            sc_bad "cycle $i: no re-protection on both sides within 30 s" \
                     "of the heal"
             break
         fi
-        t2=$(rxe_us)
+        t2=$(sc_us)
         sc_event "cycle $i: re-protected; failover seen after" \
-                 "$(rxe_secs $((t1 - t0))) s, standby again" \
-                 "$(rxe_secs $((t2 - t1))) s after the fault was seen"
+                 "$(sc_secs $((t1 - t0))) s, standby again" \
+                 "$(sc_secs $((t2 - t1))) s after the fault was seen"
         done_cycles=$i
     done
     sc_end
-    unset VARUNA_DEMO_PACE_US UCX_KEEPALIVE_INTERVAL
+    unset VARUNA_DEMO_PACE_US
     link_heal 1
     link_heal 2
     sc_reports
     if [[ $done_cycles -eq $n && $SC_OK -eq 1 && $SC_CONFLICTS -eq 0 ]]; then
-        rxe_ok "cycles: $n fail/heal cycles, each failed over and" \
+        sc_ok "cycles: $n fail/heal cycles, each failed over and" \
                "re-protected, exactly once; $SC_REPORTS failovers ($SC_SECS s)"
     else
-        rxe_bad "cycles: $done_cycles of $n cycles, ok=$SC_OK" \
+        sc_bad "cycles: $done_cycles of $n cycles, ok=$SC_OK" \
                 "conflicts=$SC_CONFLICTS (logs: $SC_DIR)"
     fi
 }
 
 
-# The rank wrapper of the MPI runs: even ranks are on "host A" (rxe0:1,
-# standby rxe1), odd ones on "host B" (rxe2:1, standby rxe3)
+# The rank wrapper of the MPI runs: even ranks are on "host A" (A1, standby
+# A2), odd ones on "host B" (B1, standby B2)
 sc_mpi_wrapper()
 {
-    cat >/tmp/rxe/mpi-rank <<'WRAPPER'
+    cat >$sc_tmp/mpi-rank <<WRAPPER
 #!/bin/bash
 if ((OMPI_COMM_WORLD_RANK % 2 == 0)); then
-    export UCX_NET_DEVICES=rxe0:1 UCX_RC_VARUNA_STANDBY=rxe1
+    export UCX_NET_DEVICES=$SC_A1:1 UCX_RC_VARUNA_STANDBY=$SC_A2
 else
-    export UCX_NET_DEVICES=rxe2:1 UCX_RC_VARUNA_STANDBY=rxe3
+    export UCX_NET_DEVICES=$SC_B1:1 UCX_RC_VARUNA_STANDBY=$SC_B2
 fi
-exec "$@"
+exec "\$@"
 WRAPPER
-    chmod +x /tmp/rxe/mpi-rank
+    chmod +x $sc_tmp/mpi-rank
 }
 
 # One MPI run with a fault mid-run: sc_mpi_run N RANKS ACTION HEAL
@@ -357,7 +355,7 @@ WRAPPER
 #   injected as soon as it appears, while the traffic runs both ways
 sc_mpi_run()
 {
-    local n=$1 ranks=$2 action=$3 heal=$4 fault=/tmp/rxe/mpi-fault pid rc i
+    local n=$1 ranks=$2 action=$3 heal=$4 fault=$sc_tmp/mpi-fault pid rc i
     local reports lost missing ok_lines p pids verdict why iters=4000
 
     SC_NAME=mpi$ranks-$n
@@ -365,15 +363,14 @@ sc_mpi_run()
     rm -rf "$SC_DIR" "$fault"
     mkdir -p "$SC_DIR"
     : >"$SC_DIR/report.json"
-    SC_T0=$(rxe_us)
-    timeout -k 5 "$SC_LIMIT" stdbuf -oL mpirun --allow-run-as-root \
+    SC_T0=$(sc_us)
+    # the ranks are children of mpirun on this one host: they inherit the
+    # environment (UCX_*, LD_LIBRARY_PATH), the wrapper adds the devices
+    UCX_RC_VARUNA_REPORT=$SC_DIR/report.json \
+        timeout -k 5 "$SC_LIMIT" stdbuf -oL mpirun --allow-run-as-root \
         --oversubscribe -np $ranks --mca pml ucx --mca osc ucx --mca btl self \
         --mca pml_ucx_tls any --mca pml_ucx_devices any \
-        -x UCX_TLS -x UCX_IB_GID_INDEX -x UCX_UD_ETH_DGID_CHECK \
-        -x UCX_IB_ROCE_LOCAL_SUBNET -x UCX_LOG_LEVEL \
-        -x UCX_WARN_UNUSED_ENV_VARS -x LD_LIBRARY_PATH \
-        -x UCX_RC_VARUNA_REPORT="$SC_DIR/report.json" \
-        /tmp/rxe/mpi-rank "$RXE_MPI_PROG" -i $iters -F "$fault" \
+        $sc_tmp/mpi-rank "$RC_VARUNA_MPI_PROG" -i $iters -F "$fault" \
         >"$SC_DIR/out.log" 2>&1 </dev/null &
     pid=$!
     while kill -0 $pid 2>/dev/null && [[ ! -e $fault ]]; do
@@ -383,12 +380,12 @@ sc_mpi_run()
         sc_event "fault: $action (rank 0 asked at iteration $(<"$fault"))"
         eval "$action"
     else
-        rxe_info "$SC_NAME: the job ended before asking for the fault"
+        sc_info "$SC_NAME: the job ended before asking for the fault"
     fi
     wait $pid
     rc=$?
     eval "$heal"
-    SC_SECS=$(rxe_secs $(($(rxe_us) - SC_T0)))
+    SC_SECS=$(sc_secs $(($(sc_us) - SC_T0)))
 
     # the verdict, as test/mpi/run.sh gives it on softib: exit 0, one OK
     # line per rank and the closing OK (every alltoall element, every
@@ -426,11 +423,11 @@ sc_mpi_run()
     fi
     sc_reports
     if [[ $verdict == OK ]]; then
-        rxe_ok "$SC_NAME ($action): correct through the fault; $reports" \
+        sc_ok "$SC_NAME ($action): correct through the fault; $reports" \
                "failover reports, causes: $(sc_tally $SC_CAUSES)($SC_SECS s)"
         return 0
     fi
-    rxe_bad "$SC_NAME ($action): $verdict (logs: $SC_DIR)"
+    sc_bad "$SC_NAME ($action): $verdict (logs: $SC_DIR)"
     grep -v '^rank .*: OK' "$SC_DIR/out.log" | tail -n 6 | cut -c1-220 |
         sed 's/^/   /'
     return 1
@@ -442,22 +439,22 @@ sc_mpi()
 {
     local n=$1 ranks=$2 i ok=0 faults=("link_down 1 A" "link_down 1 B"
                               "link_blackhole 1 A" "link_blackhole 1 B")
-    [[ -n ${RXE_MPI_PROG:-} && -x $RXE_MPI_PROG ]] || {
-        rxe_bad "mpi: no bidir_failover (RXE_MPI_PROG=${RXE_MPI_PROG:-})"
+    [[ -n ${RC_VARUNA_MPI_PROG:-} && -x $RC_VARUNA_MPI_PROG ]] || {
+        sc_bad "mpi: no bidir_failover (RC_VARUNA_MPI_PROG=${RC_VARUNA_MPI_PROG:-})"
         return 1
     }
-    command -v mpirun >/dev/null || { rxe_bad "mpi: no mpirun"; return 1; }
+    command -v mpirun >/dev/null || { sc_bad "mpi: no mpirun"; return 1; }
     SC_LIMIT=300
     sc_mpi_wrapper
-    rxe_mark "mpi: $n runs of bidir_failover, $ranks ranks, a fault mid-run"
+    sc_mark "mpi: $n runs of bidir_failover, $ranks ranks, a fault mid-run"
     for ((i = 1; i <= n; i++)); do
         sc_mpi_run $i $ranks "${faults[(i - 1) % 4]}" "link_heal 1" &&
             ok=$((ok + 1))
         # the next job starts on a healed link 1
-        rxe_wait_active rxe0 && rxe_wait_active rxe2 ||
-            rxe_info "mpi: link 1 not ACTIVE again after run $i"
+        backend_link_active 1 ||
+            sc_info "mpi: link 1 not ACTIVE again after run $i"
     done
-    rxe_info "mpi: $n runs of $ranks ranks: $ok correct, $((n - ok)) not"
+    sc_info "mpi: $n runs of $ranks ranks: $ok correct, $((n - ok)) not"
 }
 
 
@@ -479,6 +476,6 @@ for sc in $list; do
     mpi)      sc_mpi 10 2 ;;
     mpi:*:*)  sc=${sc#mpi:}; sc_mpi ${sc%:*} ${sc#*:} ;;
     mpi:*)    sc_mpi ${sc#mpi:} 2 ;;
-    *)        rxe_bad "unknown scenario '$sc'" ;;
+    *)        sc_bad "unknown scenario '$sc'" ;;
     esac
 done

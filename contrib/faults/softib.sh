@@ -1,0 +1,74 @@
+#
+# Copyright (C) rc_varuna authors 2026. ALL RIGHTS RESERVED.
+# See file LICENSE for terms.
+#
+# The softib backend of contrib/faults (the fault interface: lib.sh): our
+# own device, on the host, shaped like the rxe wiring so that the same
+# scenarios mean the same thing on both: four single-port devices, softib0
+# and softib1 for "host A", softib2 and softib3 for "host B", link 1 joining
+# softib0 and softib2, link 2 softib1 and softib3, in a registry (a fabric)
+# of this run's own. The script runs under "softib run" (contrib/faults/run
+# starts it so), so every program it starts uses softib.
+#
+# How the faults map (README.md, "The real stack", lists the differences):
+#   link_down L      both ends' ports down (a veth going down takes the
+#                    carrier from both ends; softib has no cable between
+#                    two ports, so it downs both)
+#   link_blackhole L S  a drop rule on S's device, every packet it sends
+#   link_heal L      both ports up, the rules of link L removed
+# softib's fabric joins every port, while on rxe each port reaches only its
+# own link's /24: nothing here connects across links, as rc_varuna pairs
+# primary with primary and standby with standby.
+#
+
+: "${SOFTIB_REGISTRY:=/dev/shm/softib-faults.$$}"
+export SOFTIB_REGISTRY
+export SOFTIB_DEVICES=softib0:1,softib1:1,softib2:1,softib3:1
+
+SC_OUT=${SC_OUT:-$RC_VARUNA_LOGS/faults-softib}
+SC_A1=softib0 SC_A2=softib1 SC_B1=softib2 SC_B2=softib3
+SC_CYCLE_SECS=1                 # a fail/heal cycle (~0.6 s)
+SC_PINGPONG_ARGS=
+declare -A sc_softib_rules=()     # link -> ids of its drop rules
+
+backend_setup()
+{
+    rm -f "$SOFTIB_REGISTRY"
+    softib reset >/dev/null || { sc_bad "softib: no registry"; return 1; }
+    # UCX looks for /dev/infiniband/<device> (softib2 and softib3 are new)
+    softib devnodes >/dev/null || { sc_bad "softib devnodes failed"; return 1; }
+    sc_ok "softib: four single-port devices, two links" \
+          "(registry $SOFTIB_REGISTRY)"
+}
+
+backend_link_active() { return 0; }   # softib: up at once
+
+backend_finish() { rm -f "$SOFTIB_REGISTRY"; }
+
+link_down()
+{
+    local a=SC_A$1 b=SC_B$1 first=${2:-A}
+    if [[ $first == A ]]; then
+        softib link down ${!a}:1 && softib link down ${!b}:1
+    else
+        softib link down ${!b}:1 && softib link down ${!a}:1
+    fi >/dev/null
+}
+
+link_blackhole()
+{
+    local d=SC_${2:-A}$1 id
+    id=$(softib drop ${!d}:1 --dir tx --class all) || return 1
+    sc_softib_rules[$1]+="$id "
+}
+
+link_heal()
+{
+    local a=SC_A$1 b=SC_B$1 id
+    for id in ${sc_softib_rules[$1]:-}; do
+        softib undo "$id" >/dev/null
+    done
+    sc_softib_rules[$1]=
+    softib link up ${!a}:1 >/dev/null
+    softib link up ${!b}:1 >/dev/null
+}

@@ -1,0 +1,6 @@
+#!/bin/bash
+# make check: the fault scenarios of contrib/faults on softib, the same code
+# that test/check/rxe-vm.sh runs on the real stack (issue 8): both links,
+# link 1 down on A's side, one-way loss B to A, 3 fail/heal cycles with
+# re-protection, 2 Open MPI runs through a fault; under a minute.
+exec bash "$(dirname "${BASH_SOURCE[0]}")/../../contrib/faults/run" softib short
