@@ -160,6 +160,18 @@ rxe_tx_bytes()
 }
 
 
+# Packets sent so far on both links, all four veths (each packet once: a
+# veth's tx is its peer's rx)
+backend_packets()
+{
+    local d v n=0
+    for d in vethA1 vethB1 vethA2 vethB2; do
+        read -r v </sys/class/net/$d/statistics/tx_packets
+        n=$((n + v))
+    done
+    echo $n
+}
+
 # ---------------------------------------------------------------- backend
 backend_setup()
 {

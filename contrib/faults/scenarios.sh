@@ -33,6 +33,12 @@
 #                  alltoall plus fetch-and-op with flush, every direction)
 #                  with a fault mid-run, rotating down-A down-B loss-A
 #                  loss-B (issue 14)
+#   demo           contrib/demo's two runs (rc_varuna's recovery, blanket)
+#   after[:MODE]   the endpoint after a failover, link kept down (issue 9):
+#                  survive, peer-killed (both by default), new-client (see
+#                  sc_after: not passing yet); after:survive:S idles S s
+#   perftest[:R]   ucx_perftest, rc_varuna against rc_verbs, R rounds (3):
+#                  same-round ratios and packets per iteration
 #   short          links down-A loss-B cycles:3 mpi:2
 #   long           links down-A down-B loss-A loss-B blanket cycles:20 mpi:10
 #                  mpi:4:4
@@ -213,12 +219,12 @@ sc_links()
     done
 }
 
-# One fault mid-run: sc_single NAME ACTION [expect]
+# One fault mid-run: sc_single NAME ACTION [expect [ROUNDS]]
 #   expect "once" (default): both sides OK and every report conflict-free
 #   expect "twice": some operation executed twice (blanket recovery)
 sc_single()
 {
-    local name=$1 action=$2 expect=${3:-once} rounds=20000
+    local name=$1 action=$2 expect=${3:-once} rounds=${4:-20000}
     SC_LIMIT=180
     sc_mark "$name: varuna_demo, $rounds rounds; at 30 %: $action"
     sc_start "$name" $rounds
@@ -260,6 +266,230 @@ sc_blanket()
     unset UCX_RC_VARUNA_RECOVERY
     [[ $SC_WRONG -eq 1 ]] ||
         sc_bad "blanket: no operation executed twice in 3 runs"
+}
+
+# The failover demo (contrib/demo) on this backend: the same program and
+# runs, rc_varuna's recovery then the blanket one, the client's primary
+# link down at 30 % of RC_VARUNA_DEMO_ROUNDS (40000) rounds. The first must
+# be exactly once; the second shows duplicates when an operation had
+# executed unacknowledged (the demo reports it either way)
+sc_demo()
+{
+    local rounds=${RC_VARUNA_DEMO_ROUNDS:-40000}
+    sc_mark "demo: contrib/demo's two runs on $SC_BACKEND, $rounds rounds"
+    sc_single demo-varuna "link_down 1 A" once $rounds
+    export UCX_RC_VARUNA_RECOVERY=blanket
+    sc_single demo-blanket "link_down 1 A" twice $rounds ||
+        sc_info "demo-blanket: no duplicate this time (no operation had" \
+                "executed unacknowledged when the link went down)"
+    unset UCX_RC_VARUNA_RECOVERY
+}
+
+# ucx_perftest (UCP) between A and B over link 1, rc_varuna against
+# rc_verbs on the same devices in the same run, both with the aux UD lane
+# and equal RC timeouts (1 s) and retry counts (5): R rounds, the
+# transports taking turns (the first alternating), then per test the
+# median figure of each and the median over the rounds of the same-round
+# ratio, and the packets one iteration sent (both directions, from the
+# backend's counters: exact on rxe's veths). Under TCG the absolute figures
+# are the emulator's; the ratios and packet counts are the result.
+sc_perftest()
+{
+    local rounds=$1 r t v first n port row fig p0 name
+    local -a tests=(tag_lat ucp_put_lat tag_bw ucp_put_bw ucp_put_bw64k)
+    local -a tl=(rc_verbs,ud_verbs:aux rc_varuna,ud_verbs:aux)
+    local -a label=(rc_verbs rc_varuna)
+    local -A args=([tag_lat]="-t tag_lat -s 8" [ucp_put_lat]="-t ucp_put_lat -s 8"
+                   [tag_bw]="-t tag_bw -s 8" [ucp_put_bw]="-t ucp_put_bw -s 8"
+                   [ucp_put_bw64k]="-t ucp_put_bw -s 65536")
+    local -A iters=([tag_lat]=2000 [ucp_put_lat]=2000 [tag_bw]=20000
+                    [ucp_put_bw]=20000 [ucp_put_bw64k]=500)
+    # the figure: latency 50 % (us), message rate overall (msg/s),
+    # bandwidth overall (MB/s); column of the result row
+    local -A col=([tag_lat]=2 [ucp_put_lat]=2 [tag_bw]=8 [ucp_put_bw]=8
+                  [ucp_put_bw64k]=6)
+    local -A figs=() pkts=() ratios=()
+    local -a cur fig
+    local fails=0
+
+    sc_mark "perftest: ucx_perftest, rc_varuna against rc_verbs, $rounds rounds"
+    SC_DIR=$SC_LOGS/perftest
+    rm -rf "$SC_DIR"
+    mkdir -p "$SC_DIR"
+    for ((r = 1; r <= rounds; r++)); do
+        for t in "${tests[@]}"; do
+            first=$((r % 2))
+            cur=()
+            for v in $first $((1 - first)); do
+                n=${iters[$t]}
+                name=$t.${label[$v]}.$r
+                SC_PORT=$((SC_PORT + 1))
+                port=$SC_PORT
+                p0=$(backend_packets)
+                UCX_TLS=${tl[$v]} UCX_RC_TIMEOUT=1s UCX_RC_RETRY_COUNT=5 \
+                    UCX_NET_DEVICES=$SC_B1:1 UCX_RC_VARUNA_STANDBY=$SC_B2 \
+                    timeout -k 5 120 ucx_perftest -p $port \
+                    >"$SC_DIR/$name.server" 2>&1 &
+                sc_wait_listen $port
+                # shellcheck disable=SC2086 # args are words
+                UCX_TLS=${tl[$v]} UCX_RC_TIMEOUT=1s UCX_RC_RETRY_COUNT=5 \
+                    UCX_NET_DEVICES=$SC_A1:1 UCX_RC_VARUNA_STANDBY=$SC_A2 \
+                    timeout -k 5 120 ucx_perftest -p $port 127.0.0.1 \
+                    ${args[$t]} -n $n -w $((n / 10)) -f \
+                    >"$SC_DIR/$name.client" 2>&1
+                wait $!
+                row=$(grep -E "^ +$n( +[0-9]+(\.[0-9]+)?){7}" \
+                      "$SC_DIR/$name.client")
+                if [[ -z $row ]]; then
+                    sc_bad "perftest: $t over ${label[$v]}, round $r:" \
+                           "no result (logs: $SC_DIR/$name.*)"
+                    fails=$((fails + 1))
+                    continue
+                fi
+                read -r -a fig <<<"$row"
+                cur[$v]=${fig[${col[$t]} - 1]}
+                figs[$t,$v]+="${cur[$v]} "
+                # the warm-up iterations send too
+                pkts[$t,$v]+="$(awk -v a=$p0 -v b="$(backend_packets)" \
+                    -v n=$((n + n / 10)) 'BEGIN { printf "%.2f", (b - a) / n }') "
+            done
+            [[ -n ${cur[0]:-} && -n ${cur[1]:-} ]] || continue
+            ratios[$t]+="$(awk -v a="${cur[0]}" -v b="${cur[1]}" \
+                'BEGIN { printf "%.4f", b / a }') "
+        done
+    done
+    sc_info "perftest: median of $rounds rounds (ratio: rc_varuna over" \
+            "rc_verbs of the same round, median; packets per iteration)"
+    for t in "${tests[@]}"; do
+        [[ -n ${ratios[$t]:-} ]] || continue
+        sc_info "$(printf '  %-14s rc_verbs %10s  rc_varuna %10s  ratio %s  packets %s / %s' \
+                 "$t" "$(sc_median ${figs[$t,0]})" "$(sc_median ${figs[$t,1]})" \
+                 "$(sc_median ${ratios[$t]})" "$(sc_median ${pkts[$t,0]})" \
+                 "$(sc_median ${pkts[$t,1]})")"
+    done
+    ((fails == 0)) && sc_ok "perftest: $rounds rounds of ${#tests[@]} tests" \
+                            "over rc_verbs and rc_varuna (logs: $SC_DIR)"
+}
+
+sc_median()
+{
+    printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
+        END { if (NR == 0) { print "-"; exit }
+              print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# The endpoint after a failover (issue 9), as test/check/after-failover.sh
+# checks it on softib with test/bidir/run.sh: varuna_bidir (tag messages
+# both ways on one worker, fetch-adds, puts and flushes both ways on
+# another, 2 endpoints per worker) between A and B; at iteration 2000 of
+# 4000 the client pauses, link 1 goes down on A's side and stays down, and
+#   survive[:S]  the client idles S s (7) progressing, then goes on: no
+#                endpoint error, everything exactly once
+#   survive-default[:S]  the same with UCX's default timers (issue 9's
+#                long run: after:survive-default:300)
+#   peer-killed  the server is killed: each of the client's endpoints
+#                reports the dead peer, once, within 5 s
+#   new-client   a second client process, given both of A's ports, connects
+#                to the same server while link 1 is down: right too. Here
+#                link 1 is down at both ends (as a real cable), so the
+#                server is given both of B's ports too, or nothing could
+#                reach it. Passes on rxe; on softib, where every port
+#                reaches every other, UCP gives the server two tag lanes to
+#                the client's one device and the wireup fails ("no remote
+#                ep address for lane[1]"), so it is not in the default list
+# with UCP's timers shortened (keepalive every 300 ms, UD timeout 2 s) and
+# a 32 ms RC timeout (softib acknowledges only while its process runs).
+sc_after()
+{
+    local mode=$1 idle=${2:-7} iters=4000 clients=1 cargs=() rc rs reports t
+    local port verdict sdevs=$SC_B1:1
+    SC_NAME=after-$mode
+    SC_DIR=$SC_LOGS/$SC_NAME
+    SC_LIMIT=120
+    rm -rf "$SC_DIR"
+    mkdir -p "$SC_DIR"
+    case $mode in
+    survive | survive-default)
+                 cargs=(-w $idle) SC_LIMIT=$((120 + idle)) ;;
+    peer-killed) cargs=(-K 5) ;;
+    new-client)  clients=2 sdevs=$SC_B1:1,$SC_B2:1 ;;
+    esac
+    if [[ $mode != survive-default ]]; then
+        export UCX_KEEPALIVE_INTERVAL=300ms UCX_UD_TIMEOUT=2s
+        export UCX_RC_VARUNA_TIMEOUT=32ms
+    fi
+    export UCX_RC_VARUNA_REPORT=$SC_DIR/report.json
+    SC_PORT=$((SC_PORT + 1))
+    port=$SC_PORT
+    sc_mark "$SC_NAME: varuna_bidir, link 1 down at iteration 2000 of" \
+            "$iters and kept down"
+    SC_T0=$(sc_us)
+    UCX_NET_DEVICES=$sdevs UCX_RC_VARUNA_STANDBY=$SC_B2 \
+        timeout -k 5 "$SC_LIMIT" stdbuf -oL varuna_bidir server $port \
+        -i $iters -e 2 -n $clients >"$SC_DIR/server.log" 2>&1 &
+    SC_SERVER=$!
+    sc_wait_listen $port || sc_info "$SC_NAME: the server does not listen"
+    UCX_NET_DEVICES=$SC_A1:1 UCX_RC_VARUNA_STANDBY=$SC_A2 \
+        timeout -k 5 "$SC_LIMIT" stdbuf -oL varuna_bidir client 127.0.0.1 \
+        $port -i $iters -e 2 -f 2000 -m "$SC_DIR/fail" -p "${cargs[@]}" \
+        >"$SC_DIR/client.log" 2>&1 &
+    SC_CLIENT=$!
+    while [[ ! -e $SC_DIR/fail.1 ]] && sc_running; do
+        fsleep 0.02
+    done
+    if [[ -e $SC_DIR/fail.1 ]]; then
+        sc_event "fault: link_down 1 A, kept down"
+        link_down 1 A
+        fsleep 0.7
+        if [[ $mode == peer-killed ]]; then
+            kill -KILL $SC_SERVER 2>/dev/null
+            pkill -KILL -f "varuna_bidir server $port " 2>/dev/null
+            sc_event "server killed"
+        fi
+        : >"$SC_DIR/fail.1.done"
+    else
+        sc_info "$SC_NAME: the client ended before the fault"
+    fi
+    wait $SC_CLIENT
+    rc=$?
+    if ((clients > 1 && rc == 0)); then
+        sc_event "a new client process, on both of A's ports"
+        UCX_NET_DEVICES=$SC_A1:1,$SC_A2:1 UCX_RC_VARUNA_STANDBY=$SC_A2 \
+            timeout -k 5 "$SC_LIMIT" stdbuf -oL varuna_bidir client \
+            127.0.0.1 $port -i $iters -e 2 >"$SC_DIR/client2.log" 2>&1
+        rc=$?
+    fi
+    wait $SC_SERVER
+    rs=$?
+    link_heal 1
+    unset UCX_KEEPALIVE_INTERVAL UCX_UD_TIMEOUT UCX_RC_VARUNA_TIMEOUT
+    SC_SECS=$(sc_secs $(($(sc_us) - SC_T0)))
+    reports=$(sc_count "$SC_DIR/report.json" '"event":"failover"')
+    # a killed server ends with 137 (SIGKILL) or timeout's 124 never
+    [[ $mode == peer-killed ]] && ((rs == 137)) && rs=0
+    if ((rc == 124 || rs == 124)); then
+        verdict="HANG (client exit $rc, server exit $rs)"
+    elif ((rc != 0 || rs != 0)); then
+        verdict="WRONG (client exit $rc, server exit $rs)"
+    elif ((reports < 1)); then
+        verdict="WRONG: no failover report"
+    else
+        verdict=OK
+    fi
+    for t in "$SC_DIR"/client*.log "$SC_DIR/server.log"; do
+        grep -h -E '^(client|server): (OK|WRONG)' "$t" | cut -c1-200 |
+            sed 's/^/   /'
+    done
+    if [[ $verdict == OK ]]; then
+        sc_ok "$SC_NAME: $reports failover reports, then right with the" \
+              "link down ($SC_SECS s)"
+    else
+        sc_bad "$SC_NAME: $verdict (logs: $SC_DIR)"
+        for t in "$SC_DIR"/client*.log "$SC_DIR/server.log"; do
+            grep -v ' INFO \| DIAG ' "$t" | tail -n 4 | cut -c1-220 |
+                sed "s|^|   ${t##*/}: |"
+        done
+    fi
 }
 
 # Wait until both sides have logged a count of a line: sc_wait_both STRING
@@ -473,6 +703,12 @@ for sc in $list; do
     blanket)  sc_blanket ;;
     cycles)   sc_cycles 4 ;;
     cycles:*) sc_cycles ${sc#cycles:} ;;
+    demo)     sc_demo ;;
+    after)    sc_after survive; sc_after peer-killed ;;
+    after:*:*) sc=${sc#after:}; sc_after ${sc%:*} ${sc#*:} ;;
+    after:*)  sc_after ${sc#after:} ;;
+    perftest) sc_perftest 3 ;;
+    perftest:*) sc_perftest ${sc#perftest:} ;;
     mpi)      sc_mpi 10 2 ;;
     mpi:*:*)  sc=${sc#mpi:}; sc_mpi ${sc%:*} ${sc#*:} ;;
     mpi:*)    sc_mpi ${sc#mpi:} 2 ;;

@@ -43,6 +43,12 @@ backend_setup()
 
 backend_link_active() { return 0; }   # softib: up at once
 
+# Packets sent so far by every device of the registry (softib's counters)
+backend_packets()
+{
+    softib counters | awk '$1 == "tx_packets" { n += $2 } END { print n + 0 }'
+}
+
 backend_finish() { rm -f "$SOFTIB_REGISTRY"; }
 
 link_down()
