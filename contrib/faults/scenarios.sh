@@ -33,13 +33,17 @@
 #                  alltoall plus fetch-and-op with flush, every direction)
 #                  with a fault mid-run, rotating down-A down-B loss-A
 #                  loss-B (issue 14)
+#   wakeup-A wakeup-loss-B
+#                  down-A, loss-B with both sides in UCP's wakeup mode
+#                  (VARUNA_DEMO_WAKEUP=-1: they sleep on the worker's event
+#                  fd whenever progress finds nothing; issue 11)
 #   demo           contrib/demo's two runs (rc_varuna's recovery, blanket)
 #   after[:MODE]   the endpoint after a failover, link kept down (issue 9):
-#                  survive, peer-killed (both by default), new-client (see
-#                  sc_after: not passing yet); after:survive:S idles S s
+#                  survive, peer-killed, new-client (by default; on softib
+#                  not new-client, see sc_after); after:survive:S idles S s
 #   perftest[:R]   ucx_perftest, rc_varuna against rc_verbs, R rounds (3):
 #                  same-round ratios and packets per iteration
-#   short          links down-A loss-B cycles:3 mpi:2
+#   short          links down-A loss-B cycles:3 mpi:2 after
 #   long           links down-A down-B loss-A loss-B blanket cycles:20 mpi:10
 #                  mpi:4:4
 #
@@ -396,7 +400,8 @@ sc_median()
 #                reach it. Passes on rxe; on softib, where every port
 #                reaches every other, UCP gives the server two tag lanes to
 #                the client's one device and the wireup fails ("no remote
-#                ep address for lane[1]"), so it is not in the default list
+#                ep address for lane[1]"), so softib's default list leaves
+#                it out
 # with UCP's timers shortened (keepalive every 300 ms, UD timeout 2 s) and
 # a 32 ms RC timeout (softib acknowledges only while its process runs).
 sc_after()
@@ -690,7 +695,7 @@ sc_mpi()
 
 # ---------------------------------------------------------------- main
 list="$*"
-[[ -z $list || $list == short ]] && list="links down-A loss-B cycles:3 mpi:2"
+[[ -z $list || $list == short ]] && list="links down-A loss-B cycles:3 mpi:2 after"
 [[ $list == long ]] &&
     list="links down-A down-B loss-A loss-B blanket cycles:20 mpi:10 mpi:4:4"
 for sc in $list; do
@@ -704,7 +709,13 @@ for sc in $list; do
     cycles)   sc_cycles 4 ;;
     cycles:*) sc_cycles ${sc#cycles:} ;;
     demo)     sc_demo ;;
-    after)    sc_after survive; sc_after peer-killed ;;
+    wakeup-A) VARUNA_DEMO_WAKEUP=-1 sc_single wakeup-A "link_down 1 A" ;;
+    wakeup-loss-B)
+              VARUNA_DEMO_WAKEUP=-1 sc_single wakeup-loss-B \
+                  "link_blackhole 1 B" ;;
+    after)    sc_after survive; sc_after peer-killed
+              # on softib every port reaches every other: see sc_after
+              [[ $SC_BACKEND == rxe ]] && sc_after new-client ;;
     after:*:*) sc=${sc#after:}; sc_after ${sc%:*} ${sc#*:} ;;
     after:*)  sc_after ${sc#after:} ;;
     perftest) sc_perftest 3 ;;

@@ -26,6 +26,11 @@
  * VARUNA_DEMO_PACE_US=N makes the client start at most one round every N
  * microseconds (progressing meanwhile), so that one endpoint pair lives
  * through many link failures and repairs (contrib/faults/scenarios.sh).
+ *
+ * VARUNA_DEMO_WAKEUP=MS puts both sides in UCP's wakeup mode, as an
+ * application that sleeps when there is nothing to do: whenever a
+ * progress call finds nothing, ucp_worker_arm() and poll() on the worker's
+ * event fd, for at most MS milliseconds (-1: until an event).
  */
 
 #include <ucp/api/ucp.h>
@@ -34,6 +39,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +61,8 @@ typedef struct {
 } demo_hello_t;
 
 static const uint64_t demo_one = 1;
+static int demo_wakeup_ms = -2;     /* -2: no wakeup mode */
+static int demo_efd = -1;           /* the worker's event fd (wakeup) */
 static ucp_context_h demo_context;
 static ucp_worker_h  demo_worker;
 
@@ -75,6 +83,31 @@ static double demo_now(void)
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* One progress call; in wakeup mode, sleep on the event fd if it found
+ * nothing to do */
+static void demo_progress(void)
+{
+    struct pollfd pfd;
+    ucs_status_t status;
+
+    if (ucp_worker_progress(demo_worker) || (demo_wakeup_ms == -2)) {
+        return;
+    }
+    status = ucp_worker_arm(demo_worker);
+    if (status == UCS_ERR_BUSY) {
+        return;                     /* events arrived meanwhile */
+    } else if (status != UCS_OK) {
+        demo_die("ucp_worker_arm", status);
+    }
+    pfd.fd      = demo_efd;
+    pfd.events  = POLLIN;
+    pfd.revents = 0;
+    if ((poll(&pfd, 1, demo_wakeup_ms) < 0) && (errno != EINTR)) {
+        perror("varuna_demo: poll");
+        exit(2);
+    }
 }
 
 /* Progress until the given time (demo_now) */
@@ -125,12 +158,26 @@ static void demo_recv_all(int fd, void *buf, size_t len)
 static void demo_init(void)
 {
     ucp_worker_params_t worker_params;
+    const char *wakeup_env;
     ucp_params_t params;
     ucs_status_t status;
+
+    wakeup_env = getenv("VARUNA_DEMO_WAKEUP");
+    if (wakeup_env != NULL) {
+        demo_wakeup_ms = atoi(wakeup_env);
+        if (demo_wakeup_ms < -1) {
+            fprintf(stderr, "varuna_demo: VARUNA_DEMO_WAKEUP=%s: "
+                    "milliseconds, or -1\n", wakeup_env);
+            exit(2);
+        }
+    }
 
     memset(&params, 0, sizeof(params));
     params.field_mask = UCP_PARAM_FIELD_FEATURES;
     params.features   = UCP_FEATURE_RMA | UCP_FEATURE_AMO64 | UCP_FEATURE_AM;
+    if (demo_wakeup_ms != -2) {
+        params.features |= UCP_FEATURE_WAKEUP;
+    }
     status = ucp_init(&params, NULL, &demo_context);
     if (status != UCS_OK) {
         demo_die("ucp_init", status);
@@ -142,6 +189,14 @@ static void demo_init(void)
     status = ucp_worker_create(demo_context, &worker_params, &demo_worker);
     if (status != UCS_OK) {
         demo_die("ucp_worker_create", status);
+    }
+    if (demo_wakeup_ms != -2) {
+        status = ucp_worker_get_efd(demo_worker, &demo_efd);
+        if (status != UCS_OK) {
+            demo_die("ucp_worker_get_efd", status);
+        }
+        printf("varuna_demo: wakeup mode, poll timeout %d ms\n",
+               demo_wakeup_ms);
     }
 }
 
@@ -156,7 +211,7 @@ static ucs_status_t demo_wait(void *request)
         return UCS_PTR_STATUS(request);
     }
     while ((status = ucp_request_check_status(request)) == UCS_INPROGRESS) {
-        ucp_worker_progress(demo_worker);
+        demo_progress();
     }
     ucp_request_free(request);
     return status;
@@ -306,7 +361,7 @@ static int demo_server(int port)
     ep = demo_connect(peer_addr);
 
     while (demo_done_rounds < 0) {
-        ucp_worker_progress(demo_worker);
+        demo_progress();
     }
     /* the done message follows the last round's message on the same
      * endpoint: everything has arrived */
