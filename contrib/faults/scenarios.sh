@@ -420,8 +420,9 @@ sc_after()
     new-client)  clients=2 sdevs=$SC_B1:1,$SC_B2:1 ;;
     esac
     if [[ $mode != survive-default ]]; then
-        export UCX_KEEPALIVE_INTERVAL=300ms UCX_UD_TIMEOUT=2s
-        export UCX_RC_VARUNA_TIMEOUT=32ms
+        # local: the caller's values (the softib backend's timeout) return
+        local -x UCX_KEEPALIVE_INTERVAL=300ms UCX_UD_TIMEOUT=2s
+        local -x UCX_RC_VARUNA_TIMEOUT=32ms
     fi
     export UCX_RC_VARUNA_REPORT=$SC_DIR/report.json
     SC_PORT=$((SC_PORT + 1))
@@ -467,7 +468,6 @@ sc_after()
     wait $SC_SERVER
     rs=$?
     link_heal 1
-    unset UCX_KEEPALIVE_INTERVAL UCX_UD_TIMEOUT UCX_RC_VARUNA_TIMEOUT
     SC_SECS=$(sc_secs $(($(sc_us) - SC_T0)))
     reports=$(sc_count "$SC_DIR/report.json" '"event":"failover"')
     # a killed server ends with 137 (SIGKILL) or timeout's 124 never
