@@ -14,6 +14,7 @@
 #                          standby on link 2)
 #   SC_PINGPONG_ARGS       what ibv_rc_pingpong needs besides -d (a GID)
 #   SC_CYCLE_SECS          about how long a fail/heal cycle takes there
+#   SC_WAKEUP_MS           the poll timeout of the wakeup scenarios
 #
 # and defines
 #

@@ -26,6 +26,7 @@ export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 SC_OUT=/tmp/out                 # the host's RXE_VM_OUT, writable
 SC_A1=rxe0 SC_A2=rxe1 SC_B1=rxe2 SC_B2=rxe3
 SC_CYCLE_SECS=6                 # a fail/heal cycle under TCG, generous
+SC_WAKEUP_MS=-1                 # wakeup mode: sleep until an event
 # a name: the kernel's default "(none)" is no host name to Open MPI
 echo rxe-vm >/proc/sys/kernel/hostname
 

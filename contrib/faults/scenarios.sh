@@ -33,17 +33,19 @@
 #                  alltoall plus fetch-and-op with flush, every direction)
 #                  with a fault mid-run, rotating down-A down-B loss-A
 #                  loss-B (issue 14)
-#   wakeup-A wakeup-loss-B
-#                  down-A, loss-B with both sides in UCP's wakeup mode
-#                  (VARUNA_DEMO_WAKEUP=-1: they sleep on the worker's event
-#                  fd whenever progress finds nothing; issue 11)
+#   wakeup         wakeup-A and wakeup-loss-B: down-A, loss-B with both
+#                  sides in UCP's wakeup mode (they sleep on the worker's
+#                  event fd whenever progress finds nothing; issue 11), for
+#                  at most the backend's SC_WAKEUP_MS (rxe: -1, until an
+#                  event; softib: 10 ms, as a sleeping process runs no
+#                  softib engine and would never hear from its peer)
 #   demo           contrib/demo's two runs (rc_varuna's recovery, blanket)
 #   after[:MODE]   the endpoint after a failover, link kept down (issue 9):
 #                  survive, peer-killed, new-client (by default; on softib
 #                  not new-client, see sc_after); after:survive:S idles S s
 #   perftest[:R]   ucx_perftest, rc_varuna against rc_verbs, R rounds (3):
 #                  same-round ratios and packets per iteration
-#   short          links down-A loss-B cycles:3 mpi:2 after
+#   short          links down-A loss-B cycles:3 mpi:2 after wakeup
 #   long           links down-A down-B loss-A loss-B blanket cycles:20 mpi:10
 #                  mpi:4:4
 #
@@ -695,7 +697,8 @@ sc_mpi()
 
 # ---------------------------------------------------------------- main
 list="$*"
-[[ -z $list || $list == short ]] && list="links down-A loss-B cycles:3 mpi:2 after"
+[[ -z $list || $list == short ]] &&
+    list="links down-A loss-B cycles:3 mpi:2 after wakeup"
 [[ $list == long ]] &&
     list="links down-A down-B loss-A loss-B blanket cycles:20 mpi:10 mpi:4:4"
 for sc in $list; do
@@ -709,9 +712,14 @@ for sc in $list; do
     cycles)   sc_cycles 4 ;;
     cycles:*) sc_cycles ${sc#cycles:} ;;
     demo)     sc_demo ;;
-    wakeup-A) VARUNA_DEMO_WAKEUP=-1 sc_single wakeup-A "link_down 1 A" ;;
+    wakeup)   VARUNA_DEMO_WAKEUP=$SC_WAKEUP_MS sc_single wakeup-A \
+                  "link_down 1 A"
+              VARUNA_DEMO_WAKEUP=$SC_WAKEUP_MS sc_single wakeup-loss-B \
+                  "link_blackhole 1 B" ;;
+    wakeup-A) VARUNA_DEMO_WAKEUP=$SC_WAKEUP_MS sc_single wakeup-A \
+                  "link_down 1 A" ;;
     wakeup-loss-B)
-              VARUNA_DEMO_WAKEUP=-1 sc_single wakeup-loss-B \
+              VARUNA_DEMO_WAKEUP=$SC_WAKEUP_MS sc_single wakeup-loss-B \
                   "link_blackhole 1 B" ;;
     after)    sc_after survive; sc_after peer-killed
               # on softib every port reaches every other: see sc_after

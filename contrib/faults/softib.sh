@@ -36,6 +36,9 @@ export UCX_RC_VARUNA_TIMEOUT=${UCX_RC_VARUNA_TIMEOUT:-32ms}
 SC_OUT=${SC_OUT:-$RC_VARUNA_LOGS/faults-softib}
 SC_A1=softib0 SC_A2=softib1 SC_B1=softib2 SC_B2=softib3
 SC_CYCLE_SECS=1                 # a fail/heal cycle (~0.6 s)
+# wakeup mode: a sleeping process runs no softib engine (a real NIC works
+# on while its host sleeps), so an endless sleep would never end; 10 ms
+SC_WAKEUP_MS=10
 SC_PINGPONG_ARGS=
 declare -A sc_softib_rules=()     # link -> ids of its drop rules
 

@@ -217,7 +217,24 @@ typedef struct uct_rc_varuna_iface {
         unsigned            calls;            /* progress calls, modulo */
         ucs_time_t          last_busy;        /* they last gave something */
         ucs_time_t          busy_interval;    /* poll at every call after */
+        int                 polled;           /* by the last call */
     } sb_poll;
+
+    /* UCX's wakeup mode: a worker that sleeps on the interface's event fd
+     * must wake for the standby device's completions and for our own
+     * failover work (uct_rc_varuna_iface_event_arm) */
+    struct {
+        struct ibv_comp_channel *sb_channel;  /* the standby device's */
+        int                 epfd;             /* the event fd: both
+                                                 channels and efd */
+        int                 efd;              /* an eventfd: our own work */
+        int                 sb_armed;         /* poll the standby CQs at the
+                                                 next progress call */
+        int                 armed;            /* every CQ armed, and no
+                                                 progress found anything
+                                                 since */
+        int                 timer_id;         /* -1: none (not armed yet) */
+    } wakeup;
 
     /* failover (rc_varuna_failover.c) */
     struct {

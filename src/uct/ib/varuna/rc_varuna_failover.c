@@ -192,7 +192,8 @@ static ucs_status_t uct_rc_varuna_post_msg(uct_rc_varuna_iface_t *iface,
     wr.opcode     = IBV_WR_SEND;
     wr.sg_list    = &sge;
     wr.num_sge    = 1;
-    wr.send_flags = IBV_SEND_INLINE;
+    /* solicited: a peer sleeping in wakeup mode must wake for it */
+    wr.send_flags = IBV_SEND_INLINE | IBV_SEND_SOLICITED;
     return uct_rc_varuna_ctrl_post(iface, ep, lane, UCT_RC_VARUNA_CTRL_WR_MSG,
                                    &wr);
 }

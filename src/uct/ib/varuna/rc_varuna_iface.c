@@ -11,11 +11,18 @@
 #include "rc_varuna.h"
 #include "rc_varuna_impl.h"
 
+#include <fcntl.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
 #include <uct/ib/base/ib_device.h>
 #include <uct/ib/base/ib_log.h>
 #include <ucs/arch/bitops.h>
 #include <ucs/arch/cpu.h>
+#include <ucs/async/async.h>
 #include <ucs/debug/log.h>
+#include <ucs/sys/sys.h>
 
 
 static uct_rc_iface_ops_t uct_rc_varuna_iface_ops;
@@ -549,6 +556,12 @@ uct_rc_varuna_iface_poll_standby(uct_rc_varuna_iface_t *iface)
     if (!iface->side[UCT_RC_VARUNA_SIDE_STANDBY].separate) {
         return 0;
     }
+    if (ucs_unlikely(iface->wakeup.sb_armed)) {
+        /* the first call after uct_iface_event_arm(): the worker may have
+         * slept, and woken for the standby's completions */
+        iface->wakeup.sb_armed = 0;
+        return 1;
+    }
     if (++iface->sb_poll.calls == UCT_RC_VARUNA_SB_POLL_SPARSE) {
         iface->sb_poll.calls = 0;
         return 1;
@@ -565,6 +578,7 @@ static unsigned uct_rc_varuna_iface_progress(void *arg)
     unsigned sb_count            = 0;
     unsigned count, sb_tx;
 
+    iface->sb_poll.polled = standby;
     count = uct_rc_varuna_iface_poll_rx(iface, UCT_RC_VARUNA_SIDE_PRIMARY);
     if (standby) {
         sb_count = uct_rc_varuna_iface_poll_rx(iface,
@@ -596,6 +610,9 @@ static unsigned uct_rc_varuna_iface_progress(void *arg)
     }
 
 out:
+    if (count > 0) {
+        iface->wakeup.armed = 0;          /* arm again before sleeping */
+    }
     if (ucs_unlikely(sb_count > 0)) {
         iface->sb_poll.last_busy = ucs_get_time();
     }
@@ -726,12 +743,25 @@ uct_rc_varuna_iface_init_standby_device(uct_rc_varuna_iface_t *iface,
     size_t alignment, align_offset;
     ucs_status_t status;
 
+    /* a channel of the standby device, for UCX's wakeup mode */
+    iface->wakeup.sb_channel = ibv_create_comp_channel(sb->ibv_context);
+    if (iface->wakeup.sb_channel == NULL) {
+        ucs_error("rc_varuna: failed to create the standby completion "
+                  "channel: %m");
+        return UCS_ERR_IO_ERROR;
+    }
+    status = ucs_sys_fcntl_modfl(iface->wakeup.sb_channel->fd, O_NONBLOCK,
+                                 0);
+    if (status != UCS_OK) {
+        goto err_destroy_channel;
+    }
+
     sb->cq[UCT_IB_DIR_TX] = ibv_create_cq(sb->ibv_context,
-                                          config->super.tx_cq_len, NULL, NULL,
-                                          0);
+                                          config->super.tx_cq_len, NULL,
+                                          iface->wakeup.sb_channel, 0);
     sb->cq[UCT_IB_DIR_RX] = ibv_create_cq(sb->ibv_context,
-                                          ib_config->rx.queue_len, NULL, NULL,
-                                          0);
+                                          ib_config->rx.queue_len, NULL,
+                                          iface->wakeup.sb_channel, 0);
     if ((sb->cq[UCT_IB_DIR_TX] == NULL) || (sb->cq[UCT_IB_DIR_RX] == NULL)) {
         ucs_error("rc_varuna: failed to create standby CQs: %m");
         status = UCS_ERR_IO_ERROR;
@@ -782,6 +812,9 @@ err_destroy_cqs:
     if (sb->cq[UCT_IB_DIR_TX] != NULL) {
         ibv_destroy_cq(sb->cq[UCT_IB_DIR_TX]);
     }
+err_destroy_channel:
+    ibv_destroy_comp_channel(iface->wakeup.sb_channel);
+    iface->wakeup.sb_channel = NULL;
     return status;
 }
 
@@ -863,8 +896,236 @@ static void uct_rc_varuna_iface_cleanup_standby(uct_rc_varuna_iface_t *iface)
     uct_ib_destroy_srq(sb->srq);
     ibv_destroy_cq(sb->cq[UCT_IB_DIR_RX]);
     ibv_destroy_cq(sb->cq[UCT_IB_DIR_TX]);
+    ibv_destroy_comp_channel(iface->wakeup.sb_channel);
     /* buffers still posted went away with the SRQ */
     ucs_mpool_cleanup(&sb->rx_mp, 0);
+}
+
+/* ------------------------------------------------------------------------
+ * UCX's wakeup mode
+ *
+ * A worker in wakeup mode sleeps on the interface's event fd once progress
+ * finds nothing (uct_iface_event_arm). Two things would not wake it:
+ *   - completions on a standby device's CQs (its own completion channel);
+ *   - our own work: a port event (seen by the async thread) starts a
+ *     failover only in progress, and a failover under way or a lane to
+ *     re-protect waits for time to pass.
+ * So the event fd is an epoll set of the primary's completion channel, the
+ * standby device's, and an eventfd of ours, which an async timer (at the
+ * failover check interval, added at the first arm) signals while there is
+ * such work; event_arm arms both devices' CQs, and refuses (BUSY) while
+ * there is work now. (UCT's async event callback is no way out: a
+ * transport that offers it has UCP ignore its event fd altogether.)
+ * ------------------------------------------------------------------------ */
+
+static int uct_rc_varuna_iface_has_work(uct_rc_varuna_iface_t *iface)
+{
+    return (iface->fo.port_events !=
+            uct_rc_varuna_iface_md(iface)->port_events) ||
+           !ucs_list_is_empty(&iface->fo.active) ||
+           !ucs_list_is_empty(&iface->fo.reprotect);
+}
+
+static void uct_rc_varuna_iface_wakeup_timer(int timer_id,
+                                             ucs_event_set_types_t events,
+                                             void *arg)
+{
+    uct_rc_varuna_iface_t *iface = arg;
+    uint64_t one                 = 1;
+
+    /* the async thread reads the lists' heads only: a hint, the worker
+     * does the work */
+    if (uct_rc_varuna_iface_has_work(iface) &&
+        (write(iface->wakeup.efd, &one, sizeof(one)) != sizeof(one))) {
+        ucs_debug("rc_varuna: write(eventfd) failed: %m");
+    }
+}
+
+static ucs_status_t uct_rc_varuna_epoll_add(int epfd, int fd)
+{
+    struct epoll_event ev;
+
+    memset(&ev, 0, sizeof(ev));
+    ev.events  = EPOLLIN;
+    ev.data.fd = fd;
+    if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+        ucs_error("rc_varuna: epoll_ctl(ADD %d) failed: %m", fd);
+        return UCS_ERR_IO_ERROR;
+    }
+    return UCS_OK;
+}
+
+static ucs_status_t
+uct_rc_varuna_iface_wakeup_init(uct_rc_varuna_iface_t *iface,
+                                const uct_iface_params_t *params)
+{
+    ucs_status_t status;
+
+    iface->wakeup.timer_id = -1;
+    iface->wakeup.sb_armed = 0;
+    iface->wakeup.efd      = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    iface->wakeup.epfd     = epoll_create1(EPOLL_CLOEXEC);
+    if ((iface->wakeup.efd < 0) || (iface->wakeup.epfd < 0)) {
+        ucs_error("rc_varuna: eventfd() or epoll_create1() failed: %m");
+        status = UCS_ERR_IO_ERROR;
+        goto err_close;
+    }
+
+    status = uct_rc_varuna_epoll_add(iface->wakeup.epfd,
+                                     iface->super.super.comp_channel->fd);
+    if (status != UCS_OK) {
+        goto err_close;
+    }
+    status = uct_rc_varuna_epoll_add(iface->wakeup.epfd, iface->wakeup.efd);
+    if (status != UCS_OK) {
+        goto err_close;
+    }
+    if (iface->side[UCT_RC_VARUNA_SIDE_STANDBY].separate) {
+        status = uct_rc_varuna_epoll_add(iface->wakeup.epfd,
+                                         iface->wakeup.sb_channel->fd);
+        if (status != UCS_OK) {
+            goto err_close;
+        }
+    }
+    return UCS_OK;
+
+err_close:
+    if (iface->wakeup.epfd >= 0) {
+        close(iface->wakeup.epfd);
+    }
+    if (iface->wakeup.efd >= 0) {
+        close(iface->wakeup.efd);
+    }
+    iface->wakeup.epfd = iface->wakeup.efd = -1;
+    return status;
+}
+
+static void uct_rc_varuna_iface_wakeup_cleanup(uct_rc_varuna_iface_t *iface)
+{
+    if (iface->wakeup.timer_id >= 0) {
+        ucs_async_remove_handler(iface->wakeup.timer_id, 1);
+    }
+    if (iface->wakeup.epfd >= 0) {
+        close(iface->wakeup.epfd);
+    }
+    if (iface->wakeup.efd >= 0) {
+        close(iface->wakeup.efd);
+    }
+}
+
+static ucs_status_t uct_rc_varuna_iface_event_fd_get(uct_iface_h tl_iface,
+                                                     int *fd_p)
+{
+    uct_rc_varuna_iface_t *iface = ucs_derived_of(tl_iface,
+                                                  uct_rc_varuna_iface_t);
+
+    *fd_p = iface->wakeup.epfd;
+    return UCS_OK;
+}
+
+/* Take the standby channel's events; BUSY if there were any */
+static ucs_status_t
+uct_rc_varuna_iface_standby_pre_arm(uct_rc_varuna_iface_t *iface)
+{
+    uct_rc_varuna_side_t *sb = &iface->side[UCT_RC_VARUNA_SIDE_STANDBY];
+    unsigned count[UCT_IB_DIR_NUM] = {};
+    struct ibv_cq *cq;
+    void *cq_context;
+    int dir;
+
+    while (ibv_get_cq_event(iface->wakeup.sb_channel, &cq, &cq_context) == 0) {
+        for (dir = 0; dir < UCT_IB_DIR_NUM; dir++) {
+            count[dir] += (cq == sb->cq[dir]);
+        }
+    }
+    if (errno != EAGAIN) {
+        return UCS_ERR_IO_ERROR;
+    }
+    for (dir = 0; dir < UCT_IB_DIR_NUM; dir++) {
+        if (count[dir] > 0) {
+            ibv_ack_cq_events(sb->cq[dir], count[dir]);
+        }
+    }
+    return ((count[UCT_IB_DIR_TX] + count[UCT_IB_DIR_RX]) > 0) ?
+           UCS_ERR_BUSY : UCS_OK;
+}
+
+static ucs_status_t uct_rc_varuna_iface_event_arm(uct_iface_h tl_iface,
+                                                  unsigned events)
+{
+    uct_rc_varuna_iface_t *iface = ucs_derived_of(tl_iface,
+                                                  uct_rc_varuna_iface_t);
+    uct_rc_varuna_side_t *sb     = &iface->side[UCT_RC_VARUNA_SIDE_STANDBY];
+    ucs_async_context_t *async   = iface->super.super.super.worker->async;
+    struct epoll_event evs[3];
+    ucs_status_t status;
+    uint64_t count;
+
+    if (iface->wakeup.timer_id < 0) {
+        /* the first arm: this worker sleeps, our work must wake it */
+        status = ucs_async_add_timer(async->mode, iface->fo.check_interval,
+                                     uct_rc_varuna_iface_wakeup_timer, iface,
+                                     async, &iface->wakeup.timer_id);
+        if (status != UCS_OK) {
+            return status;
+        }
+    }
+    /* what our timer signalled is taken now; the work itself is checked
+     * right after */
+    while (read(iface->wakeup.efd, &count, sizeof(count)) > 0) {
+    }
+    if (uct_rc_varuna_iface_has_work(iface) || iface->fo.dispatch) {
+        return UCS_ERR_BUSY;
+    }
+
+    if (sb->separate) {
+        if (!iface->sb_poll.polled) {
+            /* the last progress call skipped the standby's CQs (sparse
+             * polling): what they hold would raise no event */
+            iface->wakeup.sb_armed = 1;
+            return UCS_ERR_BUSY;
+        }
+        status = uct_rc_varuna_iface_standby_pre_arm(iface);
+        if (status != UCS_OK) {
+            return status;
+        }
+    }
+
+    status = uct_rc_iface_event_arm(tl_iface, events);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    /* the epoll set keeps a member on its ready list until someone waits
+     * on it: nobody does (the worker waits on its own set, which holds
+     * ours), so without this it would stay readable and a worker waiting
+     * for an edge would never get one again. A member still ready now
+     * has an event that came after the channels were drained: go on
+     * progressing. */
+    if (epoll_wait(iface->wakeup.epfd, evs, 3, 0) > 0) {
+        return UCS_ERR_BUSY;
+    }
+
+    if (sb->separate &&
+        (((events & UCT_EVENT_SEND_COMP) &&
+          ibv_req_notify_cq(sb->cq[UCT_IB_DIR_TX], 0)) ||
+         ((events & (UCT_EVENT_SEND_COMP | UCT_EVENT_RECV)) &&
+          ibv_req_notify_cq(sb->cq[UCT_IB_DIR_RX], 0)))) {
+        ucs_error("rc_varuna: ibv_req_notify_cq(standby) failed: %m");
+        return UCS_ERR_IO_ERROR;
+    }
+
+    if (!iface->wakeup.armed) {
+        /* A completion added between the last poll and the arming raises
+         * no event (rxe reports none for what is already in a CQ; a server
+         * slept through the client's last active message so). One more
+         * progress call with every CQ armed: if it finds nothing, the next
+         * arm may let the worker sleep. */
+        iface->wakeup.armed    = 1;
+        iface->wakeup.sb_armed = 1;
+        return UCS_ERR_BUSY;
+    }
+    return UCS_OK;
 }
 
 /* Learn max_inline and max_send_sge from a QP the device really creates */
@@ -931,6 +1192,11 @@ static UCS_CLASS_INIT_FUNC(uct_rc_varuna_iface_t, uct_md_h tl_md,
     ucs_list_head_init(&self->fo.active);
     ucs_list_head_init(&self->fo.reprotect);
     self->fo.next_check = UCS_TIME_INFINITY;
+    memset(&self->wakeup, 0, sizeof(self->wakeup));
+    self->wakeup.epfd           = -1;
+    self->wakeup.timer_id       = -1;
+    self->wakeup.efd            = -1;
+    self->sb_poll.polled        = 0;
     self->sb_poll.calls         = 0;
     self->sb_poll.last_busy     = 0;
     self->sb_poll.busy_interval =
@@ -1013,8 +1279,15 @@ static UCS_CLASS_INIT_FUNC(uct_rc_varuna_iface_t, uct_md_h tl_md,
         goto err_cleanup_sides;
     }
 
+    status = uct_rc_varuna_iface_wakeup_init(self, params);
+    if (status != UCS_OK) {
+        goto err_cleanup_failover;
+    }
+
     return UCS_OK;
 
+err_cleanup_failover:
+    uct_rc_varuna_iface_failover_cleanup(self);
 err_cleanup_sides:
     uct_rc_varuna_iface_cleanup_standby(self);
 
@@ -1033,6 +1306,7 @@ static UCS_CLASS_CLEANUP_FUNC(uct_rc_varuna_iface_t)
                                     UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
     uct_rc_iface_cleanup_qps(&self->super);
     uct_rc_varuna_iface_cleanup_standby_qps(self);
+    uct_rc_varuna_iface_wakeup_cleanup(self);
     uct_rc_varuna_iface_failover_cleanup(self);
     uct_rc_varuna_iface_cleanup_standby(self);
     uct_rc_varuna_log_cleanup(self);
@@ -1080,8 +1354,8 @@ static uct_iface_ops_t uct_rc_varuna_iface_tl_ops = {
     .iface_progress_enable    = uct_rc_varuna_iface_progress_enable,
     .iface_progress_disable   = uct_base_iface_progress_disable,
     .iface_progress           = uct_rc_iface_do_progress,
-    .iface_event_fd_get       = uct_ib_iface_event_fd_get,
-    .iface_event_arm          = uct_rc_iface_event_arm,
+    .iface_event_fd_get       = uct_rc_varuna_iface_event_fd_get,
+    .iface_event_arm          = uct_rc_varuna_iface_event_arm,
     .iface_close              = UCS_CLASS_DELETE_FUNC_NAME(uct_rc_varuna_iface_t),
     .iface_query              = uct_rc_varuna_iface_query,
     .iface_get_address        = ucs_empty_function_return_success,
