@@ -398,8 +398,12 @@ sc_median()
 #   new-client   a second client process, given both of A's ports, connects
 #                to the same server while link 1 is down: right too. Here
 #                link 1 is down at both ends (as a real cable), so the
-#                server is given both of B's ports too, or nothing could
-#                reach it. Passes on rxe; on softib, where every port
+#                server is given both of B's ports too (each the other's
+#                standby), or nothing could reach it. The new client's
+#                standby is link 1: halfway through, link 1 heals, its
+#                endpoints must gain their standby lane, and then link 2
+#                goes down: they must fail over onto it, exactly once.
+#                Passes on rxe; on softib, where every port
 #                reaches every other, UCP gives the server two tag lanes to
 #                the client's one device and the wireup fails ("no remote
 #                ep address for lane[1]"), so softib's default list leaves
@@ -409,7 +413,7 @@ sc_median()
 sc_after()
 {
     local mode=$1 idle=${2:-7} iters=4000 clients=1 cargs=() rc rs reports t
-    local port verdict sdevs=$SC_B1:1
+    local port verdict= sdevs=$SC_B1:1
     SC_NAME=after-$mode
     SC_DIR=$SC_LOGS/$SC_NAME
     SC_LIMIT=120
@@ -432,7 +436,8 @@ sc_after()
     sc_mark "$SC_NAME: varuna_bidir, link 1 down at iteration 2000 of" \
             "$iters and kept down"
     SC_T0=$(sc_us)
-    UCX_NET_DEVICES=$sdevs UCX_RC_VARUNA_STANDBY=$SC_B2 \
+    UCX_NET_DEVICES=$sdevs \
+        UCX_RC_VARUNA_STANDBY=$SC_B1=$SC_B2,$SC_B2=$SC_B1 \
         timeout -k 5 "$SC_LIMIT" stdbuf -oL varuna_bidir server $port \
         -i $iters -e 2 -n $clients >"$SC_DIR/server.log" 2>&1 &
     SC_SERVER=$!
@@ -462,10 +467,39 @@ sc_after()
     rc=$?
     if ((clients > 1 && rc == 0)); then
         sc_event "a new client process, on both of A's ports"
-        UCX_NET_DEVICES=$SC_A1:1,$SC_A2:1 UCX_RC_VARUNA_STANDBY=$SC_A2 \
+        UCX_NET_DEVICES=$SC_A1:1,$SC_A2:1 UCX_RC_VARUNA_STANDBY=$SC_A1 \
             timeout -k 5 "$SC_LIMIT" stdbuf -oL varuna_bidir client \
-            127.0.0.1 $port -i $iters -e 2 >"$SC_DIR/client2.log" 2>&1
+            127.0.0.1 $port -i $iters -e 2 -f 2000 -m "$SC_DIR/fail2" -p \
+            >"$SC_DIR/client2.log" 2>&1 &
+        SC_CLIENT=$!
+        while [[ ! -e $SC_DIR/fail2.1 ]] && sc_running; do
+            fsleep 0.02
+        done
+        if [[ -e $SC_DIR/fail2.1 ]]; then
+            link_heal 1
+            sc_event "link_heal 1: the new client's standby link is back"
+            for ((t = 0; t < 600; t++)); do
+                (($(sc_count "$SC_DIR/client2.log" "is the standby again") \
+                  >= 4)) && break
+                fsleep 0.05
+            done
+            sc_event "$(sc_count "$SC_DIR/client2.log" \
+                        "is the standby again") endpoints re-protected;" \
+                     "fault: link_down 2 A"
+            link_down 2 A
+            fsleep 0.7
+            : >"$SC_DIR/fail2.1.done"
+        fi
+        wait $SC_CLIENT
         rc=$?
+        link_heal 2
+        if ((rc == 0)) &&
+           ! grep -q "is the standby again" "$SC_DIR/client2.log"; then
+            verdict="WRONG: the new client never gained a standby lane"
+        elif ((rc == 0)) && ! grep -q "failing over" "$SC_DIR/client2.log"
+        then
+            verdict="WRONG: the new client did not fail over onto its new standby"
+        fi
     fi
     wait $SC_SERVER
     rs=$?
@@ -480,7 +514,7 @@ sc_after()
         verdict="WRONG (client exit $rc, server exit $rs)"
     elif ((reports < 1)); then
         verdict="WRONG: no failover report"
-    else
+    elif [[ -z $verdict ]]; then
         verdict=OK
     fi
     for t in "$SC_DIR"/client*.log "$SC_DIR/server.log"; do

@@ -28,7 +28,11 @@
 #        endpoints must report the dead peer, once, within S seconds
 #   -N   a second client, a new process on the same ports, connects to the
 #        same server after the first is done (with -k: while the link of
-#        the last failure is still down) and must come out right too
+#        the last failure is still down) and must come out right too. With
+#        -k it is given that link as its standby (UCX_RC_VARUNA_STANDBY):
+#        halfway through, the link comes back, the second client's
+#        endpoints must gain their standby lane (re-protection), and then
+#        its primary link goes down: it must fail over onto that lane
 #
 # A run passes when both sides print OK (every message once with its
 # pattern, fetch-add results exactly 0, 1, 2, ..., counters and slots
@@ -151,9 +155,37 @@ bidir_run()
     if ((clients > 1 && rc == 0)); then
         # a new process sees only the ports that are up: it is given both
         # of the client's, as a user would
-        UCX_NET_DEVICES=$cdev,${links[1]} timeout "$tmo" softib run -- \
+        client2_env=(UCX_NET_DEVICES=$cdev,${links[1]})
+        client2_args=()
+        if ((keep_down)); then
+            client2_env+=(UCX_RC_VARUNA_STANDBY=${links[0]})
+            client2_args=(-f $((iters / 2)) -m "$d/fail2" -p)
+        fi
+        # line-buffered: the runner reads its log while it runs
+        env "${client2_env[@]}" stdbuf -oL timeout "$tmo" softib run -- \
             varuna_bidir client 127.0.0.1 "$port" -i "$iters" -e "$eps" \
-            $args >"$d/client2.log" 2>&1
+            $args "${client2_args[@]}" >"$d/client2.log" 2>&1 &
+        client=$!
+        if ((keep_down)); then
+            while [[ ! -e $d/fail2.1 ]] && kill -0 $client 2>/dev/null; do
+                sleep 0.01
+            done
+            if [[ -e $d/fail2.1 ]]; then
+                softib link up "${links[0]}" >/dev/null
+                echo "client 2: ${links[0]} up $(date +%s.%N)" >>"$d/faults.log"
+                # its endpoints gain their standby lane on it
+                for _ in $(seq 100); do
+                    (($(grep -c 'is the standby again' "$d/client2.log") >=
+                      eps * 2)) && break
+                    sleep 0.05
+                done
+                softib link down "${links[1]}" >/dev/null
+                echo "client 2: ${links[1]} down $(date +%s.%N)" >>"$d/faults.log"
+                sleep 0.2
+                touch "$d/fail2.1.done"
+            fi
+        fi
+        wait $client
         rc=$?
     fi
     { wait $server; } 2>/dev/null
@@ -173,6 +205,12 @@ bidir_run()
         verdict="WRONG (client exit $rc, server exit $rs)"
     elif ((reports < fails)); then
         verdict="WRONG: $reports failover reports for $fails failures"
+    elif ((clients > 1 && keep_down)) &&
+         ! grep -q 'is the standby again' "$d/client2.log"; then
+        verdict="WRONG: client 2 never gained a standby lane"
+    elif ((clients > 1 && keep_down)) &&
+         ! grep -q 'failing over' "$d/client2.log"; then
+        verdict="WRONG: client 2 did not fail over onto its new standby"
     else
         verdict="OK"
     fi

@@ -86,6 +86,41 @@ if [[ -x $softib ]]; then
         done
         pass "STANDBY=$standby: ucx_info -d lists rc_varuna on $mds"
     done
+
+    # a standby per primary device; a device named there must exist
+    mds_of() {
+        UCX_RC_VARUNA_STANDBY=$1 "$softib" run -- "$ucx_info" -d 2>&1 |
+            awk '/# Memory domain:/ { md = $4 }
+                 /#     Component: rc_varuna/ { print md }' |
+            sort | paste -sd' '
+    }
+    got=$(mds_of softib0=softib0,softib1=softib0)
+    [[ $got == "softib0+softib0 softib1+softib0" ]] ||
+        fail "STANDBY=softib0=softib0,softib1=softib0: memory domains '$got'"
+    got=$(mds_of softib1=softib1)
+    [[ $got == "softib0+softib1 softib1+softib1" ]] ||
+        fail "STANDBY=softib1=softib1 (softib0: auto): memory domains '$got'"
+    out=$(UCX_RC_VARUNA_STANDBY=softib0=softib7 "$softib" run -- \
+          "$ucx_info" -d 2>&1)
+    grep -q "there is no device 'softib7'" <<<"$out" &&
+        ! grep -q 'Transport: rc_varuna' <<<"$out" ||
+        fail "STANDBY=softib0=softib7 should say softib7 does not exist"
+    pass "STANDBY=<primary>=<standby>,...: one standby per device"
+
+    # a standby device that is down at start is still paired (endpoints
+    # get their standby lane when it comes up); a device up comes first
+    "$softib" link down softib1:1 >/dev/null
+    "$softib" link down softib1:2 >/dev/null
+    got=$(mds_of softib1)
+    [[ $got == "softib0+softib1" ]] ||
+        fail "STANDBY=softib1, softib1 down: memory domains '$got'"
+    got=$(mds_of auto)
+    [[ $got == "softib0+softib0" ]] ||
+        fail "STANDBY=auto, softib1 down: memory domains '$got'"
+    "$softib" link up softib1:1 >/dev/null
+    "$softib" link up softib1:2 >/dev/null
+    pass "a standby device down at start: named, still its standby;" \
+         "auto: another port that is up"
 else
     echo "note: $softib is missing; rc_varuna's listing not checked"
 fi

@@ -404,6 +404,11 @@ typedef enum {
     UCT_RC_VARUNA_CTRL_REPROTECT_DONE /* "the new lane carried a READ" */
 } uct_rc_varuna_ctrl_type_t;
 
+enum {
+    UCT_RC_VARUNA_CTRL_FLAG_PORT_ADDR = UCS_BIT(0), /* lid, gid are valid */
+    UCT_RC_VARUNA_CTRL_FLAG_GLOBAL    = UCS_BIT(1)  /* route by the gid */
+};
+
 typedef struct uct_rc_varuna_ctrl_msg {
     uct_rc_hdr_t            rc_hdr;           /* am_id = CTRL_AM_ID */
     uint8_t                 type;             /* uct_rc_varuna_ctrl_type_t */
@@ -411,6 +416,12 @@ typedef struct uct_rc_varuna_ctrl_msg {
     uint16_t                epoch;            /* failovers before it */
     uint32_t                psn;
     uint32_t                attempt;          /* re-protection attempt */
+    /* REPROTECT_REQ and _ACK: the sender's port of the lane as it is now
+     * (a port that was down when the endpoints connected may have had no
+     * LID then) */
+    uint8_t                 flags;            /* UCT_RC_VARUNA_CTRL_FLAG_* */
+    uint16_t                lid;
+    union ibv_gid           gid;
 } UCS_S_PACKED uct_rc_varuna_ctrl_msg_t;
 
 /* An active message that arrived ahead of its turn (over the new lane
@@ -464,7 +475,10 @@ typedef struct uct_rc_varuna_lane {
 /* Wire: what the peer needs to connect to an endpoint */
 enum {
     UCT_RC_VARUNA_EP_ADDR_FLAG_STANDBY = UCS_BIT(0), /* has a standby lane */
-    UCT_RC_VARUNA_EP_ADDR_FLAG_GID     = UCS_BIT(1)  /* standby GID follows */
+    UCT_RC_VARUNA_EP_ADDR_FLAG_GID     = UCS_BIT(1), /* standby GID follows */
+    UCT_RC_VARUNA_EP_ADDR_FLAG_STANDBY_DOWN = UCS_BIT(2) /* its port is down:
+                                                    connect it later, by
+                                                    re-protection */
 };
 
 typedef struct uct_rc_varuna_ep_addr {
@@ -527,6 +541,8 @@ typedef struct uct_rc_varuna_ep {
         uint32_t            rp_attempt;
         uint32_t            rp_peer_attempt;  /* the peer's, last answered */
         uint8_t             rp_probing;       /* probe READ in flight */
+        uint8_t             rp_nacked;        /* the peer said no: wait
+                                                 before asking again */
         uint8_t             rp_done_pending;  /* DONE to send */
         ucs_time_t          rp_sent;
         uct_rc_varuna_ctrl_msg_t msg;         /* next message to post */
@@ -580,7 +596,7 @@ uct_rc_varuna_log_word(uct_rc_varuna_ep_t *ep)
 /* rc_varuna_md.c */
 ucs_status_t uct_rc_varuna_md_standby_port(uct_rc_varuna_md_t *md,
                                            uint8_t primary_port,
-                                           uint8_t *port_p);
+                                           uint8_t *port_p, int *up_p);
 
 
 /* rc_varuna_iface.c */
@@ -594,6 +610,8 @@ void uct_rc_varuna_iface_remove_qp(uct_rc_varuna_iface_t *iface,
                                    unsigned side, uint32_t qp_num);
 void uct_rc_varuna_iface_qp_cleanup(uct_rc_iface_qp_cleanup_ctx_t *rc_ctx);
 void uct_rc_varuna_iface_cleanup_standby_qps(uct_rc_varuna_iface_t *iface);
+void uct_rc_varuna_iface_side_refresh(uct_rc_varuna_iface_t *iface,
+                                      unsigned side);
 
 
 /* rc_varuna_log.c */
@@ -685,6 +703,10 @@ ucs_status_t uct_rc_varuna_lane_connect(uct_rc_varuna_iface_t *iface,
                                         struct ibv_ah_attr *ah_attr,
                                         enum ibv_mtu path_mtu);
 uint32_t uct_rc_varuna_lane_new_psn(uct_rc_varuna_lane_t *lane);
+void uct_rc_varuna_lane_ah(uct_rc_varuna_iface_t *iface,
+                           uct_rc_varuna_ep_t *ep, unsigned side,
+                           uint16_t lid, const union ibv_gid *peer_gid,
+                           struct ibv_ah_attr *ah_attr);
 
 
 void uct_rc_varuna_ep_rx_held_release(uct_rc_varuna_ep_t *ep);
@@ -694,6 +716,7 @@ void uct_rc_varuna_ep_rx_held_release(uct_rc_varuna_ep_t *ep);
 void uct_rc_varuna_ep_failover(uct_rc_varuna_ep_t *ep, unsigned lane,
                                uct_rc_varuna_cause_t cause);
 void uct_rc_varuna_ep_failover_progress(uct_rc_varuna_ep_t *ep);
+void uct_rc_varuna_ep_standby_later(uct_rc_varuna_ep_t *ep);
 void uct_rc_varuna_ep_failover_recovered(uct_rc_varuna_ep_t *ep);
 void uct_rc_varuna_ep_ctrl_completion(uct_rc_varuna_ep_t *ep, unsigned lane,
                                       struct ibv_wc *wc);

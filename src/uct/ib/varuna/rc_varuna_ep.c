@@ -1266,30 +1266,40 @@ ucs_status_t uct_rc_varuna_ep_get_address(uct_ep_h tl_ep, uct_ep_addr_t *addr)
             a->flags |= UCT_RC_VARUNA_EP_ADDR_FLAG_GID;
             memcpy(a + 1, &sb->gid, sizeof(sb->gid));
         }
+        if (uct_rc_varuna_md_port_down(uct_rc_varuna_iface_md(iface),
+                                       UCT_RC_VARUNA_SIDE_STANDBY,
+                                       sb->port_num)) {
+            a->flags |= UCT_RC_VARUNA_EP_ADDR_FLAG_STANDBY_DOWN;
+        }
     }
     return UCS_OK;
 }
 
-/* Address of the peer's standby port, as seen from our standby port */
-static void uct_rc_varuna_standby_ah(uct_rc_varuna_iface_t *iface,
-                                     uct_rc_varuna_ep_t *ep,
-                                     const uct_rc_varuna_ep_addr_t *a,
-                                     struct ibv_ah_attr *ah_attr)
+/*
+ * The address vector of a lane toward the peer's port of that lane (its LID,
+ * and its GID when routed globally), sent from our port of the lane. Used
+ * for the standby lane at connection and for any lane re-protection
+ * connects again.
+ */
+void uct_rc_varuna_lane_ah(uct_rc_varuna_iface_t *iface,
+                           uct_rc_varuna_ep_t *ep, unsigned side,
+                           uint16_t lid, const union ibv_gid *peer_gid,
+                           struct ibv_ah_attr *ah_attr)
 {
-    uct_rc_varuna_side_t *sb = &iface->side[UCT_RC_VARUNA_SIDE_STANDBY];
+    uct_rc_varuna_side_t *s = &iface->side[side];
     union ibv_gid gid;
 
-    if (a->flags & UCT_RC_VARUNA_EP_ADDR_FLAG_GID) {
-        memcpy(&gid, a + 1, sizeof(gid));
+    if (peer_gid != NULL) {
+        gid = *peer_gid;
     } else {
         gid = iface->super.super.gid_info.gid; /* same subnet: no GRH */
     }
-    uct_ib_iface_fill_ah_attr_from_gid_lid(&iface->super.super, a->standby_lid,
-                                           &gid, sb->gid_index,
-                                           ep->super.path_index, ah_attr);
-    ah_attr->port_num = sb->port_num;
+    uct_ib_iface_fill_ah_attr_from_gid_lid(&iface->super.super, lid, &gid,
+                                           s->gid_index, ep->super.path_index,
+                                           ah_attr);
+    ah_attr->port_num = s->port_num;
     if (!uct_ib_iface_is_roce(&iface->super.super)) {
-        ah_attr->dlid          = a->standby_lid;
+        ah_attr->dlid          = lid;
         ah_attr->src_path_bits = 0;
     }
 }
@@ -1333,8 +1343,11 @@ ucs_status_t uct_rc_varuna_ep_connect_to_ep(uct_ep_h tl_ep,
                                                       uct_rc_varuna_ep_t);
     const uct_rc_varuna_ep_addr_t *a = (const uct_rc_varuna_ep_addr_t*)ep_addr;
     uct_rc_varuna_lane_t *standby    = &ep->lane[UCT_RC_VARUNA_SIDE_STANDBY];
+    uct_rc_varuna_side_t *sb         = &iface->side[UCT_RC_VARUNA_SIDE_STANDBY];
     struct ibv_ah_attr ah_attr;
     struct ibv_ah_attr ah_attr_primary;
+    union ibv_gid peer_gid;
+    int standby_down;
     enum ibv_mtu path_mtu;
     ucs_status_t status;
     unsigned side;
@@ -1359,28 +1372,48 @@ ucs_status_t uct_rc_varuna_ep_connect_to_ep(uct_ep_h tl_ep,
         ep->peer_log.rkey[side] = a->log_rkey[side];
     }
 
+    ep->fo.initiator = uct_rc_varuna_ep_is_initiator(
+                           iface, ep, &ah_attr_primary,
+                           uct_ib_unpack_uint24(a->qp_num[0]));
+
     if ((standby->qp != NULL) &&
         (a->flags & UCT_RC_VARUNA_EP_ADDR_FLAG_STANDBY)) {
-        uct_rc_varuna_standby_ah(iface, ep, a, &ah_attr);
-        status = uct_rc_varuna_lane_connect(iface, ep,
-                                            UCT_RC_VARUNA_SIDE_STANDBY,
-                                            uct_ib_unpack_uint24(a->qp_num[1]),
-                                            uct_ib_unpack_uint24(a->sq_psn[1]),
-                                            &ah_attr, path_mtu);
-        if (status != UCS_OK) {
-            return status;
+        standby_down = (a->flags & UCT_RC_VARUNA_EP_ADDR_FLAG_STANDBY_DOWN) ||
+                       uct_rc_varuna_md_port_down(uct_rc_varuna_iface_md(iface),
+                                                  UCT_RC_VARUNA_SIDE_STANDBY,
+                                                  sb->port_num);
+        if (a->flags & UCT_RC_VARUNA_EP_ADDR_FLAG_GID) {
+            memcpy(&peer_gid, a + 1, sizeof(peer_gid));
         }
-        standby->state   = UCT_RC_VARUNA_LANE_STANDBY;
-        ep->has_standby  = 1;
-        iface->fo.qp_connected++;
+        uct_rc_varuna_lane_ah(iface, ep, UCT_RC_VARUNA_SIDE_STANDBY,
+                              a->standby_lid,
+                              (a->flags & UCT_RC_VARUNA_EP_ADDR_FLAG_GID) ?
+                              &peer_gid : NULL, &ah_attr);
+        if (standby_down) {
+            /* a port of the standby lane is down (a process started, or
+             * an endpoint created, during a link failure): re-protection
+             * connects the lane once both ports are up */
+            ep->fo.peer_qpn[UCT_RC_VARUNA_SIDE_STANDBY] =
+                    uct_ib_unpack_uint24(a->qp_num[1]);
+            ep->fo.peer_ah[UCT_RC_VARUNA_SIDE_STANDBY]  = ah_attr;
+            uct_rc_varuna_ep_standby_later(ep);
+        } else {
+            status = uct_rc_varuna_lane_connect(iface, ep,
+                                                UCT_RC_VARUNA_SIDE_STANDBY,
+                                                uct_ib_unpack_uint24(a->qp_num[1]),
+                                                uct_ib_unpack_uint24(a->sq_psn[1]),
+                                                &ah_attr, path_mtu);
+            if (status != UCS_OK) {
+                return status;
+            }
+            standby->state   = UCT_RC_VARUNA_LANE_STANDBY;
+            ep->has_standby  = 1;
+            iface->fo.qp_connected++;
+        }
     } else if (standby->qp != NULL) {
         ucs_diag("rc_varuna: ep %p: the peer has no standby lane, failover "
                  "is off for this endpoint", ep);
     }
-
-    ep->fo.initiator = uct_rc_varuna_ep_is_initiator(
-                           iface, ep, &ah_attr_primary,
-                           uct_ib_unpack_uint24(a->qp_num[0]));
 
     ep->active       = UCT_RC_VARUNA_SIDE_PRIMARY;
     ep->super.flags |= UCT_RC_EP_FLAG_CONNECTED;

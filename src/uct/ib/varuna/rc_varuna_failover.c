@@ -236,6 +236,37 @@ static void uct_rc_varuna_ep_queue_msg(uct_rc_varuna_ep_t *ep,
     ep->fo.ctrl_pending    |= UCS_BIT(UCT_RC_VARUNA_CTRL_WR_MSG);
 }
 
+/* Our port of a lane, for the peer to connect to (REPROTECT_REQ and _ACK) */
+static void uct_rc_varuna_ep_msg_port_addr(uct_rc_varuna_iface_t *iface,
+                                           uct_rc_varuna_ep_t *ep,
+                                           unsigned lane)
+{
+    uct_rc_varuna_side_t *s = &iface->side[lane];
+
+    ep->fo.msg.flags = UCT_RC_VARUNA_CTRL_FLAG_PORT_ADDR;
+    ep->fo.msg.lid   = s->lid;
+    if (s->is_global) {
+        ep->fo.msg.flags |= UCT_RC_VARUNA_CTRL_FLAG_GLOBAL;
+        memcpy(&ep->fo.msg.gid, &s->gid, sizeof(s->gid));
+    }
+}
+
+/* The peer's port of a lane as its REPROTECT_REQ or _ACK gives it */
+static void uct_rc_varuna_ep_msg_peer_addr(uct_rc_varuna_iface_t *iface,
+                                           uct_rc_varuna_ep_t *ep,
+                                           const uct_rc_varuna_ctrl_msg_t *msg)
+{
+    union ibv_gid gid;
+
+    if (!(msg->flags & UCT_RC_VARUNA_CTRL_FLAG_PORT_ADDR)) {
+        return;
+    }
+    memcpy(&gid, &msg->gid, sizeof(gid));
+    uct_rc_varuna_lane_ah(iface, ep, msg->lane, msg->lid,
+                          (msg->flags & UCT_RC_VARUNA_CTRL_FLAG_GLOBAL) ?
+                          &gid : NULL, &ep->fo.peer_ah[msg->lane]);
+}
+
 /* Post the control requests that wait, as far as there is room. */
 static void uct_rc_varuna_ep_ctrl_kick(uct_rc_varuna_ep_t *ep)
 {
@@ -320,6 +351,18 @@ static void uct_rc_varuna_ep_reprotect_unlist(uct_rc_varuna_ep_t *ep)
         ucs_list_del(&ep->fo.rp_list);
         ep->fo.rp_listed = 0;
     }
+}
+
+/* The standby lane could not be connected with the endpoint (a port of it
+ * was down): it is connected as a failed lane is, by re-protection, once
+ * the ports are up. Its QP is new, so there is nothing to fence. */
+void uct_rc_varuna_ep_standby_later(uct_rc_varuna_ep_t *ep)
+{
+    ucs_diag("rc_varuna: ep %p: standby port down, the standby lane is "
+             "connected when it is up", ep);
+    ep->lane[UCT_RC_VARUNA_SIDE_STANDBY].state = UCT_RC_VARUNA_LANE_FAILED;
+    ep->has_standby                            = 0;
+    uct_rc_varuna_ep_reprotect_list(ep);
 }
 
 void uct_rc_varuna_ep_failover(uct_rc_varuna_ep_t *ep, unsigned lane,
@@ -947,15 +990,25 @@ static void uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
         return;
     }
 
+    if (ep->fo.rp_nacked &&
+        (now < ep->fo.rp_sent + iface->config.reprotect_timeout)) {
+        /* the peer's port was down or it was busy: asking every interval
+         * would cost two messages per endpoint for as long as its port
+         * stays down */
+        return;
+    }
+
     if (uct_rc_varuna_lane_reset(iface, ep, lane) != UCS_OK) {
         return;
     }
-    ep->fo.rp_lane = (uint8_t)lane;
-    ep->fo.rp_psn  = ep->lane[lane].sq_psn;
-    ep->fo.rp_sent = now;
+    ep->fo.rp_lane   = (uint8_t)lane;
+    ep->fo.rp_psn    = ep->lane[lane].sq_psn;
+    ep->fo.rp_sent   = now;
+    ep->fo.rp_nacked = 0;
     ep->fo.rp_attempt++;
     uct_rc_varuna_ep_queue_msg(ep, UCT_RC_VARUNA_CTRL_REPROTECT_REQ, lane,
                                ep->fo.rp_psn, ep->fo.rp_attempt);
+    uct_rc_varuna_ep_msg_port_addr(iface, ep, lane);
     uct_rc_varuna_ep_ctrl_kick(ep);
 }
 
@@ -1041,6 +1094,7 @@ static void uct_rc_varuna_ep_reprotect_req(uct_rc_varuna_iface_t *iface,
 {
     unsigned lane = msg->lane;
     uct_rc_varuna_lane_state_t state;
+    ucs_status_t status;
 
     if (lane >= UCT_RC_VARUNA_NUM_SIDES) {
         return;
@@ -1056,14 +1110,22 @@ static void uct_rc_varuna_ep_reprotect_req(uct_rc_varuna_iface_t *iface,
                   "answering the peer's", ep);
         state = UCT_RC_VARUNA_LANE_FAILED;
     }
-    if ((ep->fo.state != UCT_RC_VARUNA_FO_IDLE) || (lane == ep->active) ||
-        (ep->lane[lane].qp == NULL) || ep->fo.msg_valid ||
-        ((state != UCT_RC_VARUNA_LANE_FAILED) &&
-         (state != UCT_RC_VARUNA_LANE_STANDBY)) ||
-        !uct_rc_varuna_ep_lane_port_up(iface, lane) ||
-        (uct_rc_varuna_lane_reset(iface, ep, lane) != UCS_OK) ||
-        (uct_rc_varuna_ep_reprotect_connect(iface, ep, lane, msg->psn) !=
-         UCS_OK)) {
+    if ((ep->fo.state == UCT_RC_VARUNA_FO_IDLE) && (lane != ep->active) &&
+        (ep->lane[lane].qp != NULL) && !ep->fo.msg_valid &&
+        ((state == UCT_RC_VARUNA_LANE_FAILED) ||
+         (state == UCT_RC_VARUNA_LANE_STANDBY)) &&
+        uct_rc_varuna_ep_lane_port_up(iface, lane)) {
+        status = uct_rc_varuna_lane_reset(iface, ep, lane);
+        if (status == UCS_OK) {
+            uct_rc_varuna_ep_msg_peer_addr(iface, ep, msg);
+            status = uct_rc_varuna_ep_reprotect_connect(iface, ep, lane,
+                                                        msg->psn);
+        }
+    } else {
+        status = UCS_ERR_BUSY;
+    }
+
+    if (status != UCS_OK) {
         if (!ep->fo.msg_valid) {
             uct_rc_varuna_ep_queue_msg(ep, UCT_RC_VARUNA_CTRL_REPROTECT_NACK,
                                        lane, 0, msg->attempt);
@@ -1075,6 +1137,7 @@ static void uct_rc_varuna_ep_reprotect_req(uct_rc_varuna_iface_t *iface,
     ep->fo.rp_peer_attempt = msg->attempt;
     uct_rc_varuna_ep_queue_msg(ep, UCT_RC_VARUNA_CTRL_REPROTECT_ACK, lane,
                                ep->lane[lane].sq_psn, msg->attempt);
+    uct_rc_varuna_ep_msg_port_addr(iface, ep, lane);
     uct_rc_varuna_ep_ctrl_kick(ep);
 }
 
@@ -1122,6 +1185,7 @@ void uct_rc_varuna_ep_ctrl_recv(uct_rc_varuna_ep_t *ep, unsigned lane,
         if ((about == ep->fo.rp_lane) && (msg->attempt == ep->fo.rp_attempt) &&
             (ep->lane[about].state == UCT_RC_VARUNA_LANE_RECONNECTING) &&
             !(ep->fo.rp_probing & UCS_BIT(about))) {
+            uct_rc_varuna_ep_msg_peer_addr(iface, ep, msg);
             uct_rc_varuna_ep_reprotect_connect(iface, ep, about, msg->psn);
         }
         break;
@@ -1136,6 +1200,7 @@ void uct_rc_varuna_ep_ctrl_recv(uct_rc_varuna_ep_t *ep, unsigned lane,
         if ((about == ep->fo.rp_lane) && (msg->attempt == ep->fo.rp_attempt) &&
             (ep->lane[about].state == UCT_RC_VARUNA_LANE_RECONNECTING)) {
             ep->lane[about].state = UCT_RC_VARUNA_LANE_FAILED;
+            ep->fo.rp_nacked      = 1;
         }
         break;
     default:
@@ -1163,6 +1228,11 @@ static void uct_rc_varuna_iface_port_events(uct_rc_varuna_iface_t *iface)
     for (side = 0; side < UCT_RC_VARUNA_NUM_SIDES; side++) {
         down[side] = uct_rc_varuna_md_port_down(md, side,
                                                 iface->side[side].port_num);
+        if (!down[side] &&
+            ((side == UCT_RC_VARUNA_SIDE_PRIMARY) || iface->has_standby)) {
+            /* what re-protection sends the peer */
+            uct_rc_varuna_iface_side_refresh(iface, side);
+        }
     }
 
     ucs_list_for_each_safe(rc_ep, tmp, &iface->super.ep_list, list) {

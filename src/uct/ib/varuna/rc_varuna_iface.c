@@ -154,6 +154,24 @@ uct_rc_varuna_ep_t *uct_rc_varuna_iface_lookup_ep(uct_rc_varuna_iface_t *iface,
            kh_value(&iface->standby_qps, it);
 }
 
+/*
+ * The lane of a completion polled from a side's CQ. A standby on another
+ * device has CQs of its own, and there the side is the lane: QP numbers of
+ * two devices are allocated independently and may be equal (a server with
+ * two interfaces, each the other's standby, met it on rxe). A standby port
+ * of the same device shares the CQs, where QP numbers are unique.
+ */
+static UCS_F_ALWAYS_INLINE unsigned
+uct_rc_varuna_iface_wc_lane(uct_rc_varuna_iface_t *iface, unsigned side,
+                            uct_rc_varuna_ep_t *ep, uint32_t qp_num)
+{
+    if (iface->side[UCT_RC_VARUNA_SIDE_STANDBY].separate) {
+        return side;
+    }
+    return ((ep->lane[0].qp != NULL) && (ep->lane[0].qp->qp_num == qp_num)) ?
+           UCT_RC_VARUNA_SIDE_PRIMARY : UCT_RC_VARUNA_SIDE_STANDBY;
+}
+
 ucs_status_t uct_rc_varuna_iface_add_qp(uct_rc_varuna_iface_t *iface,
                                         uct_rc_varuna_ep_t *ep, unsigned side,
                                         uint32_t qp_num)
@@ -375,8 +393,7 @@ uct_rc_varuna_iface_handle_am(uct_rc_varuna_iface_t *iface, unsigned side,
 
     if (ucs_unlikely(hdr->am_id == UCT_RC_VARUNA_CTRL_AM_ID)) {
         if (ep != NULL) {
-            lane = ((ep->lane[0].qp != NULL) &&
-                    (ep->lane[0].qp->qp_num == wc->qp_num)) ? 0 : 1;
+            lane = uct_rc_varuna_iface_wc_lane(iface, side, ep, wc->qp_num);
             uct_rc_varuna_ep_ctrl_recv(ep, lane,
                                        (uct_rc_varuna_ctrl_msg_t*)hdr,
                                        wc->byte_len);
@@ -504,8 +521,7 @@ static unsigned uct_rc_varuna_iface_poll_tx(uct_rc_varuna_iface_t *iface,
             /* an endpoint already destroyed: rc/base took its credits */
             continue;
         }
-        lane = ((ep->lane[0].qp != NULL) &&
-                (ep->lane[0].qp->qp_num == wc[i].qp_num)) ? 0 : 1;
+        lane = uct_rc_varuna_iface_wc_lane(iface, side, ep, wc[i].qp_num);
 
         if (ucs_unlikely(wc[i].wr_id & UCT_RC_VARUNA_WRID_CTRL)) {
             uct_rc_varuna_ep_ctrl_completion(ep, lane, &wc[i]);
@@ -716,16 +732,25 @@ static void uct_rc_varuna_standby_rx_desc_init(uct_iface_h tl_iface,
     desc->lkey = ((uct_rc_varuna_memh_t*)memh)->lkey[1];
 }
 
-static void uct_rc_varuna_side_query_port(uct_rc_varuna_iface_t *iface,
-                                          uct_rc_varuna_side_t *s,
-                                          uct_ib_device_t *dev)
+/*
+ * The address of a side's port as it is now: a port that was down when the
+ * interface opened may have had no LID yet (InfiniBand gives one when the
+ * port comes up), so re-protection refreshes it before it sends it.
+ */
+void uct_rc_varuna_iface_side_refresh(uct_rc_varuna_iface_t *iface,
+                                      unsigned side)
 {
-    struct ibv_port_attr *port_attr = uct_ib_device_port_attr(dev,
-                                                              s->port_num);
+    uct_rc_varuna_side_t *s = &iface->side[side];
+    struct ibv_port_attr port_attr;
 
-    s->lid       = port_attr->lid;
+    if (ibv_query_port(s->ibv_context, s->port_num, &port_attr) != 0) {
+        ucs_debug("rc_varuna: ibv_query_port(%s:%d) failed: %m",
+                  ibv_get_device_name(s->ibv_context->device), s->port_num);
+        return;
+    }
+    s->lid       = port_attr.lid;
     s->gid_index = iface->super.super.gid_info.gid_index;
-    s->is_global = (port_attr->link_layer == IBV_LINK_LAYER_ETHERNET);
+    s->is_global = (port_attr.link_layer == IBV_LINK_LAYER_ETHERNET);
     if (ibv_query_gid(s->ibv_context, s->port_num, s->gid_index, &s->gid)) {
         memset(&s->gid, 0, sizeof(s->gid));
     }
@@ -831,6 +856,7 @@ uct_rc_varuna_iface_init_sides(uct_rc_varuna_iface_t *iface,
     uct_ib_device_t *standby_dev;
     ucs_status_t status;
     uint8_t port;
+    int port_up;
 
     sp->separate              = 0;
     sp->port_num              = iface->super.super.config.port_num;
@@ -839,9 +865,10 @@ uct_rc_varuna_iface_init_sides(uct_rc_varuna_iface_t *iface,
     sp->pd                    = md->super.pd;
     sp->cq[UCT_IB_DIR_TX]     = iface->super.super.cq[UCT_IB_DIR_TX];
     sp->cq[UCT_IB_DIR_RX]     = iface->super.super.cq[UCT_IB_DIR_RX];
-    uct_rc_varuna_side_query_port(iface, sp, &md->super.dev);
+    uct_rc_varuna_iface_side_refresh(iface, UCT_RC_VARUNA_SIDE_PRIMARY);
 
-    status = uct_rc_varuna_md_standby_port(md, sp->port_num, &port);
+    status = uct_rc_varuna_md_standby_port(md, sp->port_num, &port,
+                                           &port_up);
     if (status != UCS_OK) {
         if (md->require_standby) {
             ucs_error("rc_varuna: %s:%d has no standby port "
@@ -877,12 +904,19 @@ uct_rc_varuna_iface_init_sides(uct_rc_varuna_iface_t *iface,
         sb->cq[UCT_IB_DIR_RX] = sp->cq[UCT_IB_DIR_RX];
         sb->srq               = sp->srq;
     }
-    uct_rc_varuna_side_query_port(iface, sb, standby_dev);
+    uct_rc_varuna_iface_side_refresh(iface, UCT_RC_VARUNA_SIDE_STANDBY);
 
     iface->has_standby = 1;
-    ucs_debug("rc_varuna: %s:%d paired with standby %s:%d",
-              uct_ib_device_name(&md->super.dev), sp->port_num,
-              uct_ib_device_name(standby_dev), sb->port_num);
+    if (port_up) {
+        ucs_debug("rc_varuna: %s:%d paired with standby %s:%d",
+                  uct_ib_device_name(&md->super.dev), sp->port_num,
+                  uct_ib_device_name(standby_dev), sb->port_num);
+    } else {
+        ucs_diag("rc_varuna: %s:%d paired with standby %s:%d, which is down: "
+                 "endpoints get their standby lane when it comes up",
+                 uct_ib_device_name(&md->super.dev), sp->port_num,
+                 uct_ib_device_name(standby_dev), sb->port_num);
+    }
     return UCS_OK;
 }
 

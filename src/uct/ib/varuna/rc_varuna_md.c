@@ -53,7 +53,12 @@ static ucs_config_field_t uct_rc_varuna_md_config_table[] = {
      " same       - another active port of the same device\n"
      " <dev>      - that device: the port with the same number if it is\n"
      "              active, else its first active port\n"
-     " <dev>:<port> - that port",
+     " <dev>:<port> - that port\n"
+     "or a comma-separated list of <primary>=<one of the above> for each\n"
+     "primary device, with an optional default item without '=' (else\n"
+     "auto), e.g. mlx5_0=mlx5_1,mlx5_1=mlx5_0.\n"
+     "A port that is down when the interface opens is taken when no other\n"
+     "fits: endpoints get their standby lane on it once it comes up.",
      ucs_offsetof(uct_rc_varuna_md_config_t, standby),
      UCS_CONFIG_TYPE_STRING},
 
@@ -68,33 +73,73 @@ static ucs_config_field_t uct_rc_varuna_md_config_table[] = {
 
 
 /* Active ports of a device, as a bit mask (bit p for port p) */
-static uint64_t uct_rc_varuna_active_ports(struct ibv_device *ibv_device)
+/* The ports of a device, and which of them are active now */
+typedef struct {
+    uint64_t present;
+    uint64_t active;
+} uct_rc_varuna_ports_t;
+
+static void uct_rc_varuna_query_ports(struct ibv_device *ibv_device,
+                                      uct_rc_varuna_ports_t *ports)
 {
     struct ibv_device_attr dev_attr;
     struct ibv_port_attr port_attr;
     struct ibv_context *ctx;
-    uint64_t mask = 0;
     uint8_t port;
 
+    ports->present = 0;
+    ports->active  = 0;
     ctx = ibv_open_device(ibv_device);
     if (ctx == NULL) {
-        return 0;
+        return;
     }
     if (ibv_query_device(ctx, &dev_attr) == 0) {
         for (port = 1; (port <= dev_attr.phys_port_cnt) && (port < 64);
              port++) {
+            ports->present |= UCS_BIT(port);
             if ((ibv_query_port(ctx, port, &port_attr) == 0) &&
                 (port_attr.state == IBV_PORT_ACTIVE)) {
-                mask |= UCS_BIT(port);
+                ports->active |= UCS_BIT(port);
             }
         }
     }
     ibv_close_device(ctx);
-    return mask;
 }
 
 /* Standby settings that name no device */
 #define UCT_RC_VARUNA_STANDBY_SAME   "="
+
+/*
+ * The item of UCX_RC_VARUNA_STANDBY for a primary device: "<primary>=<item>"
+ * for that device, else the item without '=', else "auto".
+ */
+static void uct_rc_varuna_standby_item(const char *spec, const char *primary,
+                                       char *item, size_t max)
+{
+    size_t primary_len = strlen(primary);
+    const char *p, *end, *eq;
+    size_t len;
+
+    ucs_strncpy_zero(item, "auto", max);
+    for (p = spec; *p != '\0'; p = (*end == ',') ? end + 1 : end) {
+        end = strchr(p, ',');
+        if (end == NULL) {
+            end = p + strlen(p);
+        }
+        eq = memchr(p, '=', end - p);
+        if (eq == NULL) {
+            len = ucs_min((size_t)(end - p), max - 1);
+            memcpy(item, p, len);
+            item[len] = '\0';
+        } else if (((size_t)(eq - p) == primary_len) &&
+                   !strncmp(p, primary, primary_len)) {
+            len = ucs_min((size_t)(end - eq - 1), max - 1);
+            memcpy(item, eq + 1, len);
+            item[len] = '\0';
+            return;
+        }
+    }
+}
 
 /* "dev" or "dev:port"; "auto" leaves dev empty, "same" sets it to "=". */
 static ucs_status_t uct_rc_varuna_parse_standby(const char *spec, char *dev,
@@ -131,15 +176,22 @@ static ucs_status_t uct_rc_varuna_parse_standby(const char *spec, char *dev,
     return (dev[0] != '\0') ? UCS_OK : UCS_ERR_INVALID_PARAM;
 }
 
-/* The standby device of device i, by the configured rule; -1 if none. */
+/*
+ * The standby device of device i, by the configured rule; -1 if none.
+ * Ports that are up come first; a device or port that is down now is still
+ * taken when nothing else is there: its interface gets a standby side, and
+ * endpoints their standby lane when the port comes up (re-protection).
+ * Otherwise a process started during a link failure would run without
+ * failover for its lifetime.
+ */
 static int uct_rc_varuna_pick_standby(struct ibv_device **devices,
-                                      const uint64_t *active, int num, int i,
-                                      const char *standby_dev)
+                                      const uct_rc_varuna_ports_t *ports,
+                                      int num, int i, const char *standby_dev)
 {
     int j;
 
     if (!strcmp(standby_dev, UCT_RC_VARUNA_STANDBY_SAME)) {
-        return (ucs_popcount(active[i]) >= 2) ? i : -1;
+        return (ucs_popcount(ports[i].present) >= 2) ? i : -1;
     }
 
     if (standby_dev[0] != '\0') {
@@ -147,24 +199,33 @@ static int uct_rc_varuna_pick_standby(struct ibv_device **devices,
             if (strcmp(ibv_get_device_name(devices[j]), standby_dev)) {
                 continue;
             }
-            /* the named device itself: only with another active port; a
-             * port is never its own standby (it protects nothing) */
-            if ((j == i) && (ucs_popcount(active[i]) < 2)) {
+            /* the named device itself: only with another port; a port is
+             * never its own standby (it protects nothing) */
+            if ((j == i) && (ucs_popcount(ports[i].present) < 2)) {
                 return -1;
             }
-            return active[j] ? j : -1;
+            return ports[j].present ? j : -1;
         }
         return -1;
     }
 
     /* another device first, taking the next one so that pairs spread */
     for (j = 1; j < num; j++) {
-        if (active[(i + j) % num]) {
+        if (ports[(i + j) % num].active) {
             return (i + j) % num;
         }
     }
-    /* else another port of the same device */
-    return (ucs_popcount(active[i]) >= 2) ? i : -1;
+    /* else another port of the same device that is up */
+    if (ucs_popcount(ports[i].active) >= 2) {
+        return i;
+    }
+    /* else what is down now */
+    for (j = 1; j < num; j++) {
+        if (ports[(i + j) % num].present) {
+            return (i + j) % num;
+        }
+    }
+    return (ucs_popcount(ports[i].present) >= 2) ? i : -1;
 }
 
 static ucs_status_t
@@ -176,7 +237,8 @@ uct_rc_varuna_query_md_resources(uct_component_t *component,
     uct_md_resource_desc_t *resources;
     struct ibv_device **devices;
     char standby_dev[UCT_DEVICE_NAME_MAX];
-    uint64_t *active;
+    char item[UCT_DEVICE_NAME_MAX + 8];
+    uct_rc_varuna_ports_t *ports;
     ucs_status_t status;
     uint8_t standby_port;
     int i, j, num, count = 0;
@@ -190,53 +252,56 @@ uct_rc_varuna_query_md_resources(uct_component_t *component,
         return status;
     }
 
-    status = uct_rc_varuna_parse_standby(config->standby, standby_dev,
-                                         sizeof(standby_dev), &standby_port);
-    if (status != UCS_OK) {
-        goto out_release_config;
-    }
-
     devices = ibv_get_device_list(&num);
     if ((devices == NULL) || (num == 0)) {
         ucs_debug("rc_varuna: no IB devices");
         goto out_free_list;
     }
 
-    active    = ucs_calloc(num, sizeof(*active), "rc_varuna_active");
+    ports     = ucs_calloc(num, sizeof(*ports), "rc_varuna_ports");
     resources = ucs_calloc(num, sizeof(*resources), "rc_varuna_resources");
-    if ((active == NULL) || (resources == NULL)) {
+    if ((ports == NULL) || (resources == NULL)) {
         status = UCS_ERR_NO_MEMORY;
         goto out_free;
     }
 
     for (i = 0; i < num; i++) {
         if (uct_ib_device_is_accessible(devices[i])) {
-            active[i] = uct_rc_varuna_active_ports(devices[i]);
-        }
-    }
-
-    /* a standby device named by the user must exist: a typo would
-     * otherwise leave every endpoint silently without failover */
-    if ((standby_dev[0] != '\0') &&
-        strcmp(standby_dev, UCT_RC_VARUNA_STANDBY_SAME)) {
-        for (j = 0; j < num; j++) {
-            if (!strcmp(ibv_get_device_name(devices[j]), standby_dev)) {
-                break;
-            }
-        }
-        if (j == num) {
-            ucs_error("UCX_RC_VARUNA_STANDBY=%s: there is no device '%s'; "
-                      "rc_varuna is not used", config->standby, standby_dev);
-            status = UCS_ERR_NO_DEVICE;
-            goto out_free;
+            uct_rc_varuna_query_ports(devices[i], &ports[i]);
         }
     }
 
     for (i = 0; i < num; i++) {
-        if (active[i] == 0) {
+        if (ports[i].active == 0) {
             continue;
         }
-        j = uct_rc_varuna_pick_standby(devices, active, num, i, standby_dev);
+        uct_rc_varuna_standby_item(config->standby,
+                                   ibv_get_device_name(devices[i]), item,
+                                   sizeof(item));
+        status = uct_rc_varuna_parse_standby(item, standby_dev,
+                                             sizeof(standby_dev),
+                                             &standby_port);
+        if (status != UCS_OK) {
+            goto out_free;
+        }
+        /* a standby device named by the user must exist: a typo would
+         * otherwise leave every endpoint silently without failover */
+        if ((standby_dev[0] != '\0') &&
+            strcmp(standby_dev, UCT_RC_VARUNA_STANDBY_SAME)) {
+            for (j = 0; j < num; j++) {
+                if (!strcmp(ibv_get_device_name(devices[j]), standby_dev)) {
+                    break;
+                }
+            }
+            if (j == num) {
+                ucs_error("UCX_RC_VARUNA_STANDBY=%s: there is no device "
+                          "'%s'; rc_varuna is not used", config->standby,
+                          standby_dev);
+                status = UCS_ERR_NO_DEVICE;
+                goto out_free;
+            }
+        }
+        j = uct_rc_varuna_pick_standby(devices, ports, num, i, standby_dev);
         if ((j < 0) && config->require_standby) {
             ucs_diag("rc_varuna: %s has no standby port, not used "
                      "(UCX_RC_VARUNA_REQUIRE_STANDBY=y)",
@@ -261,12 +326,11 @@ uct_rc_varuna_query_md_resources(uct_component_t *component,
 
 out_free:
     ucs_free(resources);
-    ucs_free(active);
+    ucs_free(ports);
 out_free_list:
     if (devices != NULL) {
         ibv_free_device_list(devices);
     }
-out_release_config:
     uct_config_release(config);
     return status;
 }
@@ -780,6 +844,7 @@ static ucs_status_t uct_rc_varuna_md_open(uct_component_t *component,
     const uct_rc_varuna_md_config_t *config =
             ucs_derived_of(uct_config, uct_rc_varuna_md_config_t);
     char primary[UCT_MD_NAME_MAX], standby_dev[UCT_DEVICE_NAME_MAX];
+    char item[UCT_DEVICE_NAME_MAX + 8];
     struct ibv_device **devices, *ibv_device;
     uct_ib_md_config_t *ib_config;
     const char *standby;
@@ -796,7 +861,8 @@ static ucs_status_t uct_rc_varuna_md_open(uct_component_t *component,
         standby++;
     }
 
-    status = uct_rc_varuna_parse_standby(config->standby, standby_dev,
+    uct_rc_varuna_standby_item(config->standby, primary, item, sizeof(item));
+    status = uct_rc_varuna_parse_standby(item, standby_dev,
                                          sizeof(standby_dev), &standby_port);
     if (status != UCS_OK) {
         return status;
@@ -883,13 +949,19 @@ static int uct_rc_varuna_port_active(uct_rc_varuna_md_t *md, unsigned side,
            !uct_rc_varuna_md_port_down(md, side, port);
 }
 
-/* The standby port of a primary port (DESIGN.md section 3.1). */
+/*
+ * The standby port of a primary port (DESIGN.md section 3.1): an active one
+ * by the rule of UCX_RC_VARUNA_STANDBY, else one that is down now (*up_p
+ * says which), so that the interface has a standby side to re-protect onto
+ * when the port comes up.
+ */
 ucs_status_t uct_rc_varuna_md_standby_port(uct_rc_varuna_md_t *md,
                                            uint8_t primary_port,
-                                           uint8_t *port_p)
+                                           uint8_t *port_p, int *up_p)
 {
     uct_ib_device_t *dev;
-    uint8_t port;
+    uint8_t port, first;
+    int pass;
 
     if (md->standby_dev[0] == '\0') {
         return UCS_ERR_NO_DEVICE;
@@ -898,31 +970,38 @@ ucs_status_t uct_rc_varuna_md_standby_port(uct_rc_varuna_md_t *md,
     dev = (md->standby_md != NULL) ? &md->standby_md->dev : &md->super.dev;
     if (md->standby_port != 0) {
         port = md->standby_port;
-        if ((md->standby_md == NULL) && (port == primary_port)) {
-            return UCS_ERR_NO_DEVICE;
-        }
-        if (!uct_rc_varuna_port_active(md, 1, dev, port)) {
-            ucs_error("rc_varuna: standby port %s:%d is not active",
-                      uct_ib_device_name(dev), port);
+        if (((md->standby_md == NULL) && (port == primary_port)) ||
+            (port < dev->first_port) ||
+            (port >= dev->first_port + dev->num_ports)) {
             return UCS_ERR_NO_DEVICE;
         }
         *port_p = port;
+        *up_p   = uct_rc_varuna_port_active(md, 1, dev, port);
         return UCS_OK;
     }
 
-    /* another device: the port with the same number if it is active */
-    if ((md->standby_md != NULL) &&
-        uct_rc_varuna_port_active(md, 1, dev, primary_port)) {
-        *port_p = primary_port;
-        return UCS_OK;
-    }
-
-    for (port = dev->first_port; port < dev->first_port + dev->num_ports;
-         port++) {
-        if (((md->standby_md != NULL) || (port != primary_port)) &&
-            uct_rc_varuna_port_active(md, 1, dev, port)) {
-            *port_p = port;
-            return UCS_OK;
+    /* pass 0 takes only a port that is up; pass 1 one that is down */
+    for (pass = 0; pass < 2; pass++) {
+        /* another device: the port with the same number first */
+        first = ((md->standby_md != NULL) &&
+                 (primary_port >= dev->first_port) &&
+                 (primary_port < dev->first_port + dev->num_ports)) ?
+                primary_port : dev->first_port;
+        for (port = first; port < dev->first_port + dev->num_ports; port++) {
+            if (((md->standby_md != NULL) || (port != primary_port)) &&
+                (pass || uct_rc_varuna_port_active(md, 1, dev, port))) {
+                *port_p = port;
+                *up_p   = uct_rc_varuna_port_active(md, 1, dev, port);
+                return UCS_OK;
+            }
+        }
+        for (port = dev->first_port; port < first; port++) {
+            if (((md->standby_md != NULL) || (port != primary_port)) &&
+                (pass || uct_rc_varuna_port_active(md, 1, dev, port))) {
+                *port_p = port;
+                *up_p   = uct_rc_varuna_port_active(md, 1, dev, port);
+                return UCS_OK;
+            }
         }
     }
     return UCS_ERR_NO_DEVICE;
