@@ -45,7 +45,9 @@
 #                  not new-client, see sc_after); after:survive:S idles S s
 #   perftest[:R]   ucx_perftest, rc_varuna against rc_verbs, R rounds (3):
 #                  same-round ratios and packets per iteration
-#   short          links down-A loss-B cycles:3 mpi:2 after wakeup
+#   udqp           the aux UD lane's QP in the error state is reset (issue 9;
+#                  rxe only: UCX's gtest binary, test_rc_varuna_ud_aux)
+#   short          links down-A loss-B cycles:3 mpi:2 after wakeup udqp
 #   long           links down-A down-B loss-A loss-B blanket cycles:20 mpi:10
 #                  mpi:4:4
 #
@@ -729,10 +731,41 @@ sc_mpi()
 }
 
 
+# The aux UD lane's QP in the error state is reset, not fatal (issue 9,
+# contrib/ucx-patches/0004-*): our gtest case test_rc_varuna_ud_aux in UCX's
+# gtest binary, on every port of the backend. On softib make check runs it
+# with the other gtest cases; here it meets the real kernel's QP states.
+sc_udqp()
+{
+    local build=${RC_VARUNA_UCX_BUILD:-$RC_VARUNA_PREFIX/../ucx/build}
+    local gtest log=$SC_LOGS/udqp.log rc n
+
+    gtest=$build/test/gtest/gtest
+    if [[ $SC_BACKEND != rxe ]]; then
+        sc_info "udqp: on softib it runs in make check's own gtest cases"
+        return
+    fi
+    [[ -x $gtest ]] || { sc_bad "udqp: no gtest binary at $gtest"; return; }
+    sc_mark "udqp: a ud_verbs QP put in the error state under traffic"
+    (cd "${gtest%/*}" &&
+     LD_LIBRARY_PATH= UCX_HANDLE_ERRORS=bt UCX_LOG_LEVEL=warn \
+         timeout -k 5 120 "$gtest" \
+         --gtest_filter='*test_rc_varuna_ud_aux*') >"$log" 2>&1
+    rc=$?
+    n=$(sc_count "$log" '[       OK ]')
+    if ((rc == 0 && n >= 4)); then
+        sc_ok "udqp: $n ports: the QP reset and ready again, active" \
+              "messages both ways exactly once after"
+    else
+        sc_bad "udqp: exit $rc, $n ports passed (log: $log)"
+    fi
+}
+
+
 # ---------------------------------------------------------------- main
 list="$*"
 [[ -z $list || $list == short ]] &&
-    list="links down-A loss-B cycles:3 mpi:2 after wakeup"
+    list="links down-A loss-B cycles:3 mpi:2 after wakeup udqp"
 [[ $list == long ]] &&
     list="links down-A down-B loss-A loss-B blanket cycles:20 mpi:10 mpi:4:4"
 for sc in $list; do
@@ -760,6 +793,7 @@ for sc in $list; do
               [[ $SC_BACKEND == rxe ]] && sc_after new-client ;;
     after:*:*) sc=${sc#after:}; sc_after ${sc%:*} ${sc#*:} ;;
     after:*)  sc_after ${sc#after:} ;;
+    udqp)     sc_udqp ;;
     perftest) sc_perftest 3 ;;
     perftest:*) sc_perftest ${sc#perftest:} ;;
     mpi)      sc_mpi 10 2 ;;
