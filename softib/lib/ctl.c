@@ -13,6 +13,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The public control enums are the registry's own values */
+_Static_assert((int)SOFTIB_RULE_DROP == (int)SIB_RULE_DROP, "rule kind");
+_Static_assert((int)SOFTIB_RULE_DELAY == (int)SIB_RULE_DELAY, "rule kind");
+_Static_assert((int)SOFTIB_RULE_FAIL == (int)SIB_RULE_FAIL, "rule kind");
+_Static_assert((int)SOFTIB_DIR_TX == (int)SIB_DIR_TX, "rule direction");
+_Static_assert((int)SOFTIB_DIR_RX == (int)SIB_DIR_RX, "rule direction");
+_Static_assert((int)SOFTIB_DIR_ANY == (int)SIB_DIR_ANY, "rule direction");
+_Static_assert((int)SOFTIB_CLASS_REQ == (int)SIB_CLASS_REQ, "packet class");
+_Static_assert((int)SOFTIB_CLASS_ACK == (int)SIB_CLASS_ACK, "packet class");
+_Static_assert((int)SOFTIB_CLASS_READ_RESP == (int)SIB_CLASS_READ_RESP, "packet class");
+_Static_assert((int)SOFTIB_CLASS_ATOMIC_RESP == (int)SIB_CLASS_ATOMIC_RESP,
+               "packet class");
+_Static_assert((int)SOFTIB_CLASS_UD == (int)SIB_CLASS_UD, "packet class");
+_Static_assert((int)SOFTIB_CLASS_ALL == (int)SIB_CLASS_ALL, "packet class");
+_Static_assert((int)SOFTIB_VERB_CREATE_QP == (int)SIB_VERB_CREATE_QP, "verb");
+_Static_assert((int)SOFTIB_VERB_QUERY_QP == (int)SIB_VERB_QUERY_QP, "verb");
+_Static_assert((int)SOFTIB_VERB_POST_SEND == (int)SIB_VERB_POST_SEND, "verb");
+_Static_assert((int)SOFTIB_VERB_POST_READ == (int)SIB_VERB_POST_READ, "verb");
+_Static_assert((int)SOFTIB_VERB_ALL == (int)SIB_VERB_ALL, "verb");
+
 
 struct softib_ctl {
     struct sib_registry *reg;
@@ -133,6 +153,9 @@ int softib_ctl_rule_add(softib_ctl_t *ctl, const struct softib_rule *rule,
     r.skip     = rule->skip;
     r.count    = rule->count;
     r.delay_ns = rule->delay_us * 1000;
+    r.verbs    = rule->verbs;
+    r.err      = (rule->kind == SOFTIB_RULE_FAIL) ?
+                 ((rule->err > 0) ? rule->err : EIO) : 0;
 
     ret = sib_registry_rule_add(ctl->reg, &r, id_p);
     if (ret == 0) {

@@ -378,13 +378,24 @@ int sib_registry_rule_add(struct sib_registry *reg,
     unsigned i;
     int ret;
 
-    if (((rule->kind != SIB_RULE_DROP) && (rule->kind != SIB_RULE_DELAY)) ||
-        (rule->dir == 0) || (rule->dir > SIB_DIR_ANY) ||
-        (rule->classes == 0) || (rule->classes & ~SIB_CLASS_ALL) ||
-        ((rule->dev != SIB_ANY) && (rule->dev >= reg->num_devs)) ||
-        (rule->port > SIB_MAX_PORTS) || (rule->count == 0) ||
-        /* a delayed packet is held and sent later by its sender */
-        ((rule->kind == SIB_RULE_DELAY) && (rule->dir != SIB_DIR_TX))) {
+    if (rule->kind == SIB_RULE_FAIL) {
+        /* no packet class: packets never match it */
+        if ((rule->verbs == 0) || (rule->verbs & ~SIB_VERB_ALL) ||
+            (rule->classes != 0) || (rule->err <= 0) ||
+            ((rule->dev != SIB_ANY) && (rule->dev >= reg->num_devs)) ||
+            (rule->count == 0)) {
+            return -EINVAL;
+        }
+    } else if (((rule->kind != SIB_RULE_DROP) &&
+                (rule->kind != SIB_RULE_DELAY)) ||
+               (rule->dir == 0) || (rule->dir > SIB_DIR_ANY) ||
+               (rule->classes == 0) || (rule->classes & ~SIB_CLASS_ALL) ||
+               (rule->verbs != 0) ||
+               ((rule->dev != SIB_ANY) && (rule->dev >= reg->num_devs)) ||
+               (rule->port > SIB_MAX_PORTS) || (rule->count == 0) ||
+               /* a delayed packet is held and sent later by its sender */
+               ((rule->kind == SIB_RULE_DELAY) &&
+                (rule->dir != SIB_DIR_TX))) {
         return -EINVAL;
     }
 
@@ -454,13 +465,25 @@ void sib_registry_rules_clear(struct sib_registry *reg)
     sib_registry_unlock(reg);
 }
 
+/* Counting and deciding in one atomic step keeps "act after the N-th
+ * match" exact even when several processes match at once. */
+static int sib_registry_rule_acts(struct sib_reg_rule *r)
+{
+    uint64_t n = __atomic_fetch_add(&r->matched, 1, __ATOMIC_ACQ_REL);
+
+    if ((n >= r->skip) && (n - r->skip < r->count)) {
+        __atomic_add_fetch(&r->acted, 1, __ATOMIC_RELAXED);
+        return 1;
+    }
+    return 0;
+}
+
 struct sib_reg_rule *sib_registry_rule_match(struct sib_registry *reg,
                                              unsigned dir, unsigned dev,
                                              unsigned port, uint32_t qpn,
                                              unsigned pkt_class)
 {
     struct sib_reg_rule *r;
-    uint64_t n;
     unsigned i;
 
     for (i = 0; i < SIB_MAX_RULES; i++) {
@@ -473,15 +496,36 @@ struct sib_reg_rule *sib_registry_rule_match(struct sib_registry *reg,
             continue;
         }
 
-        /* Counting and deciding in one atomic step keeps "drop after the
-         * N-th packet" exact even when several processes match at once. */
-        n = __atomic_fetch_add(&r->matched, 1, __ATOMIC_ACQ_REL);
-        if ((n >= r->skip) && (n - r->skip < r->count)) {
-            __atomic_add_fetch(&r->acted, 1, __ATOMIC_RELAXED);
+        if (sib_registry_rule_acts(r)) {
             return r;
         }
     }
     return NULL;
+}
+
+int sib_registry_verb_fail(struct sib_registry *reg, unsigned dev,
+                           unsigned verb, uint32_t qpn)
+{
+    struct sib_reg_rule *r;
+    unsigned i;
+
+    if (__atomic_load_n(&reg->num_rules, __ATOMIC_ACQUIRE) == 0) {
+        return 0;
+    }
+
+    for (i = 0; i < SIB_MAX_RULES; i++) {
+        r = &reg->rule[i];
+        if (!__atomic_load_n(&r->in_use, __ATOMIC_ACQUIRE) ||
+            (r->kind != SIB_RULE_FAIL) || !(r->verbs & verb) ||
+            ((r->dev != SIB_ANY) && (r->dev != dev)) ||
+            ((r->qpn != 0) && (r->qpn != qpn))) {
+            continue;
+        }
+        if (sib_registry_rule_acts(r)) {
+            return r->err;
+        }
+    }
+    return 0;
 }
 
 void sib_registry_ring_doorbells(struct sib_registry *reg)

@@ -28,7 +28,7 @@
 
 
 #define SIB_REG_MAGIC          0x31424954464f53ull /* "SOFTIB1" */
-#define SIB_REG_VERSION        5
+#define SIB_REG_VERSION        6
 #define SIB_MAX_DEVS           8
 #define SIB_MAX_PORTS          2
 #define SIB_DEV_NAME_MAX       32
@@ -99,7 +99,16 @@ enum sib_pkt_class {
 
 enum sib_rule_kind {
     SIB_RULE_DROP  = 1,
-    SIB_RULE_DELAY = 2
+    SIB_RULE_DELAY = 2,
+    SIB_RULE_FAIL  = 3   /* verbs fail: matched by sib_registry_verb_fail */
+};
+
+enum sib_verb {
+    SIB_VERB_CREATE_QP = 1u << 0,
+    SIB_VERB_QUERY_QP  = 1u << 1,
+    SIB_VERB_POST_SEND = 1u << 2,
+    SIB_VERB_POST_READ = 1u << 3,
+    SIB_VERB_ALL       = 0xf
 };
 
 enum sib_rule_dir {
@@ -145,8 +154,10 @@ struct sib_reg_rule {
     uint64_t skip;           /* let this many matching packets pass first */
     uint64_t count;          /* then act on this many (UINT64_MAX: all) */
     uint64_t delay_ns;       /* SIB_RULE_DELAY */
-    uint64_t matched;        /* matching packets seen */
-    uint64_t acted;          /* packets dropped or delayed */
+    uint64_t matched;        /* matching packets (or calls) seen */
+    uint64_t acted;          /* packets dropped or delayed, calls failed */
+    uint32_t verbs;          /* SIB_RULE_FAIL: mask of enum sib_verb */
+    int32_t  err;            /* SIB_RULE_FAIL: the errno */
 };
 
 struct sib_registry {
@@ -232,6 +243,10 @@ void sib_registry_rules_clear(struct sib_registry *reg);
 /* Decide whether a rule acts on this packet: counts the match and returns
  * the acting rule (or NULL). Lock-free; called per packet only when
  * reg->num_rules != 0. */
+/* The errno a SIB_RULE_FAIL rule makes this call of a verb fail with, or 0.
+ * qpn: the QP the verb acts on (0 for none). */
+int sib_registry_verb_fail(struct sib_registry *reg, unsigned dev,
+                           unsigned verb, uint32_t qpn);
 struct sib_reg_rule *sib_registry_rule_match(struct sib_registry *reg,
                                              unsigned dir, unsigned dev,
                                              unsigned port, uint32_t qpn,

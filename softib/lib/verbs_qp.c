@@ -258,6 +258,10 @@ static struct ibv_qp *sib_create_qp_common(struct ibv_context *context,
     if ((ret == 0) && ((attr->send_cq == NULL) || (attr->recv_cq == NULL))) {
         ret = EINVAL;
     }
+    if (ret == 0) {
+        ret = sib_registry_verb_fail(ctx->eng->reg, ctx->dev->index,
+                                     SIB_VERB_CREATE_QP, 0);
+    }
     if (ret != 0) {
         errno = ret;
         return NULL;
@@ -631,6 +635,13 @@ int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask,
 {
     struct sib_qp *qp      = to_sqp(ibqp);
     struct sib_engine *eng = qp->ctx->eng;
+    int ret;
+
+    ret = sib_registry_verb_fail(eng->reg, qp->ctx->dev->index,
+                                 SIB_VERB_QUERY_QP, ibqp->qp_num);
+    if (ret != 0) {
+        return ret;
+    }
 
     /* everything is cheap to report; attr_mask only decides whether
      * ibv_qp.state is refreshed */
@@ -785,8 +796,25 @@ int sib_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 {
     struct sib_qp *qp      = to_sqp(ibqp);
     struct sib_engine *eng = qp->ctx->eng;
+    struct ibv_send_wr *w;
     enum ibv_qp_state state;
+    unsigned verb;
     int ret = 0;
+
+    if (__atomic_load_n(&eng->reg->num_rules, __ATOMIC_ACQUIRE) != 0) {
+        verb = SIB_VERB_POST_SEND;
+        for (w = wr; w != NULL; w = w->next) {
+            if (w->opcode == IBV_WR_RDMA_READ) {
+                verb |= SIB_VERB_POST_READ;
+            }
+        }
+        ret = sib_registry_verb_fail(eng->reg, qp->ctx->dev->index, verb,
+                                     ibqp->qp_num);
+        if (ret != 0) {
+            *bad_wr = wr;
+            return ret;
+        }
+    }
 
     sib_engine_lock(eng);
     state = qp->state;

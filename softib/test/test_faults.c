@@ -720,6 +720,65 @@ static void t_delay_rule(void)
     close_pair();
 }
 
+/* A SOFTIB_RULE_FAIL rule: the named verbs of one QP fail with its errno,
+ * after skip calls, count times; other QPs and verbs are untouched; a rule
+ * with no verb or a packet class is refused. */
+static void t_fail_rule(void)
+{
+    struct st_opts o = fast_opts();
+    struct ibv_qp_init_attr init_attr;
+    struct ibv_qp_attr attr;
+    struct softib_rule rule;
+    uint64_t matched, acted;
+    uint32_t id, bad_id;
+
+    if (open_pair("softib0", 1, "softib1", 1, &o, 0)) {
+        return;
+    }
+    memset(&rule, 0, sizeof(rule));
+    rule.kind  = SOFTIB_RULE_FAIL;
+    rule.dev   = "softib0";
+    rule.verbs = SOFTIB_VERB_QUERY_QP | SOFTIB_VERB_POST_READ;
+    rule.qpn   = a.qp->qp_num;
+    rule.skip  = 1;
+    rule.count = 2;
+    rule.err   = ENOMEM;
+    ST_CHECK(!softib_ctl_rule_add(st_ctl, &rule, &id), "add rule");
+
+    /* the first call passes (skip), the next two fail, then they pass */
+    ST_CHECK(!ibv_query_qp(a.qp, &attr, IBV_QP_STATE, &init_attr),
+             "query 1");
+    ST_CHECK(ibv_query_qp(a.qp, &attr, IBV_QP_STATE, &init_attr) == ENOMEM,
+             "query 2 fails");
+    /* a WRITE is no READ: not matched */
+    st_fill(a.buf, 64, 3);
+    ST_CHECK(!st_write(&a, &b, 0, 0, 64, 1), "write posts");
+    expect_ok(&a, 1, 5000);
+    ST_CHECK(st_read(&a, &b, 128, 0, 64, 2) != 0, "read fails");
+    ST_CHECK(!st_read(&a, &b, 128, 0, 64, 3), "read posts after count");
+    expect_ok(&a, 3, 5000);
+    ST_CHECK(st_check_fill(a.buf + 128, 64, 3), "read data");
+    /* other QPs are untouched */
+    ST_CHECK(!ibv_query_qp(b.qp, &attr, IBV_QP_STATE, &init_attr),
+             "query of another QP");
+    ST_CHECK(!softib_ctl_rule_stats(st_ctl, id, &matched, &acted) &&
+             (acted == 2) && (matched == 4), "stats %llu/%llu",
+             (unsigned long long)matched, (unsigned long long)acted);
+
+    /* a fail rule needs verbs; a drop rule takes none */
+    rule.verbs = 0;
+    ST_CHECK(softib_ctl_rule_add(st_ctl, &rule, &bad_id) != 0,
+             "fail rule without verbs refused");
+    rule.kind    = SOFTIB_RULE_DROP;
+    rule.verbs   = SOFTIB_VERB_POST_SEND;
+    rule.dir     = SOFTIB_DIR_TX;
+    rule.classes = SOFTIB_CLASS_ALL;
+    ST_CHECK(softib_ctl_rule_add(st_ctl, &rule, &bad_id) != 0,
+             "drop rule with verbs refused");
+    softib_ctl_rule_del(st_ctl, id);
+    close_pair();
+}
+
 int main(void)
 {
     static const struct st_test tests[] = {
@@ -737,6 +796,7 @@ int main(void)
         { "event_of_destroyed_qp", t_event_of_destroyed_qp },
         { "delay_rule", t_delay_rule },
         { "unmapped_mr", t_unmapped_mr },
+        { "fail_rule", t_fail_rule },
     };
 
     return st_main(tests, sizeof(tests) / sizeof(tests[0]));

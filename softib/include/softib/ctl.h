@@ -41,7 +41,17 @@ enum softib_dir {
 
 enum softib_rule_kind {
     SOFTIB_RULE_DROP  = 1,
-    SOFTIB_RULE_DELAY = 2               /* transmit direction only */
+    SOFTIB_RULE_DELAY = 2,              /* transmit direction only */
+    SOFTIB_RULE_FAIL  = 3               /* make verbs fail (error paths) */
+};
+
+/* Verbs a SOFTIB_RULE_FAIL rule makes fail, on its device (and QP) */
+enum softib_verb {
+    SOFTIB_VERB_CREATE_QP = 1u << 0,    /* NULL, errno = err */
+    SOFTIB_VERB_QUERY_QP  = 1u << 1,    /* returns err */
+    SOFTIB_VERB_POST_SEND = 1u << 2,    /* any work request: returns err */
+    SOFTIB_VERB_POST_READ = 1u << 3,    /* a list with an RDMA READ */
+    SOFTIB_VERB_ALL       = 0xf
 };
 
 #define SOFTIB_FOREVER  UINT64_MAX
@@ -57,6 +67,10 @@ struct softib_rule {
     uint64_t    skip;       /* let this many matching packets through */
     uint64_t    count;      /* then act on this many (SOFTIB_FOREVER) */
     uint64_t    delay_us;   /* SOFTIB_RULE_DELAY */
+    unsigned    verbs;      /* SOFTIB_RULE_FAIL: mask of enum softib_verb
+                               (port, dir and classes do not apply; skip
+                               and count count calls) */
+    int         err;        /* SOFTIB_RULE_FAIL: the errno (default EIO) */
 };
 
 int         softib_ctl_open(softib_ctl_t **ctl_p);
