@@ -248,6 +248,12 @@ typedef struct uct_rc_varuna_iface {
                                                  progress call */
         ucs_time_t          check_interval;
         FILE                *report;
+        /* the classification's working array: as many entries as an
+         * endpoint can have operations in flight (its ring), allocated
+         * once, not at every try while a failover waits for the peer */
+        uct_rc_varuna_cls_op_t *cls;
+        size_t              cls_len;
+        ucs_mpool_t         held_mp;          /* uct_rc_varuna_rx_held_t */
         /* counters, for tests and the report */
         unsigned long       qp_created;
         unsigned long       qp_connected;     /* by uct_ep_connect_to_ep() */
@@ -384,7 +390,10 @@ enum {
     UCT_RC_VARUNA_FO_PEER_FENCED = UCS_BIT(2), /* peer's FAILOVER received */
     UCT_RC_VARUNA_FO_LOG_POSTED  = UCS_BIT(3),
     UCT_RC_VARUNA_FO_LOG_DONE    = UCS_BIT(4),
-    UCT_RC_VARUNA_FO_BLOCKED     = UCS_BIT(5)  /* new operations wait */
+    UCT_RC_VARUNA_FO_BLOCKED     = UCS_BIT(5), /* new operations wait */
+    UCT_RC_VARUNA_FO_PEER_PSN    = UCS_BIT(6), /* ... with its expected PSN */
+    UCT_RC_VARUNA_FO_LOG_FAILED  = UCS_BIT(7)  /* the log READ could not be
+                                                  posted: the PSN decides */
 };
 
 /* Control requests of a failover (low byte of their wr_id) */
@@ -405,9 +414,20 @@ typedef enum {
 } uct_rc_varuna_ctrl_type_t;
 
 enum {
-    UCT_RC_VARUNA_CTRL_FLAG_PORT_ADDR = UCS_BIT(0), /* lid, gid are valid */
-    UCT_RC_VARUNA_CTRL_FLAG_GLOBAL    = UCS_BIT(1)  /* route by the gid */
+    UCT_RC_VARUNA_CTRL_FLAG_PORT_ADDR   = UCS_BIT(0), /* lid, gid are valid */
+    UCT_RC_VARUNA_CTRL_FLAG_GLOBAL      = UCS_BIT(1), /* route by the gid */
+    UCT_RC_VARUNA_CTRL_FLAG_PSN_UNKNOWN = UCS_BIT(2)  /* FAILOVER: psn is not
+                                                         the expected PSN
+                                                         (it could not be
+                                                         read) */
 };
+
+/* Control messages an endpoint holds until its lane has room: the few of a
+ * re-protection (request or answer, then DONE), and two entries kept for
+ * FAILOVERs (a second failover may start before the first one's message
+ * could be posted) */
+#define UCT_RC_VARUNA_CTRL_MSGQ_LEN   8
+#define UCT_RC_VARUNA_CTRL_MSGQ_FO    2
 
 typedef struct uct_rc_varuna_ctrl_msg {
     uct_rc_hdr_t            rc_hdr;           /* am_id = CTRL_AM_ID */
@@ -545,8 +565,11 @@ typedef struct uct_rc_varuna_ep {
                                                  before asking again */
         uint8_t             rp_done_pending;  /* DONE to send */
         ucs_time_t          rp_sent;
-        uct_rc_varuna_ctrl_msg_t msg;         /* next message to post */
-        int                 msg_valid;
+        /* control messages to post, oldest first (msgq_head); entries
+         * are kept for FAILOVER, so no message is ever dropped */
+        uct_rc_varuna_ctrl_msg_t msgq[UCT_RC_VARUNA_CTRL_MSGQ_LEN];
+        uint8_t             msgq_head;
+        uint8_t             msgq_count;
         /* the peer, for re-protection */
         uint32_t            peer_qpn[UCT_RC_VARUNA_NUM_SIDES];
         struct ibv_ah_attr  peer_ah[UCT_RC_VARUNA_NUM_SIDES];

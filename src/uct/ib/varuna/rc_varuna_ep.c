@@ -337,7 +337,24 @@ static void uct_rc_varuna_lane_destroy(uct_rc_varuna_iface_t *iface,
     uct_rc_varuna_iface_remove_qp(iface, side, lane->qp->qp_num);
 
     ctx = ucs_malloc(sizeof(*ctx), "rc_varuna_qp_cleanup_ctx");
-    ucs_assert_always(ctx != NULL);
+    if (ctx == NULL) {
+        /* out of memory: no waiting for LAST_WQE_REACHED, the QP goes now
+         * (a receive buffer it still held is lost with it) */
+        ucs_warn("rc_varuna: out of memory, qp 0x%x destroyed without "
+                 "waiting for its last WQE", lane->qp->qp_num);
+        if (side == UCT_RC_VARUNA_SIDE_PRIMARY) {
+            ucs_list_del(&ep->super.list);
+            uct_rc_iface_remove_qp(&iface->super, lane->qp->qp_num);
+            uct_rc_iface_add_cq_credits(&iface->super, cq_credits);
+        }
+        uct_ib_device_async_event_unregister(uct_rc_varuna_side_dev(iface,
+                                                                    side),
+                                             IBV_EVENT_QP_LAST_WQE_REACHED,
+                                             lane->qp->qp_num);
+        uct_ib_destroy_qp(lane->qp);
+        lane->qp = NULL;
+        return;
+    }
     ctx->qp   = lane->qp;
     ctx->side = side;
     ctx->dev  = iface->side[side].separate ? &md->standby_md->dev :
@@ -357,7 +374,11 @@ static void uct_rc_varuna_lane_destroy(uct_rc_varuna_iface_t *iface,
                                                 IBV_EVENT_QP_LAST_WQE_REACHED,
                                                 ctx->super.qp_num,
                                                 &ctx->super.super);
-        ucs_assert_always(status == UCS_OK);
+        if (status != UCS_OK) {
+            /* not registered for the event: nothing to wait for */
+            ucs_callbackq_add_safe(ctx->super.super.cbq, ctx->super.super.cb,
+                                   ctx, UCS_CALLBACKQ_FLAG_ONESHOT);
+        }
     }
     lane->qp = NULL;
 }
@@ -1515,17 +1536,21 @@ UCS_CLASS_INIT_FUNC(uct_rc_varuna_ep_t, const uct_ep_params_t *params)
     return UCS_OK;
 
 err_destroy_primary:
-    uct_rc_varuna_iface_remove_qp(iface, UCT_RC_VARUNA_SIDE_PRIMARY,
-                                  self->lane[0].qp->qp_num);
+    /* nothing was posted on it: no cleanup to wait for. rc/base's table
+     * and the endpoint list are left as before this endpoint (the class
+     * framework runs uct_rc_ep_t's cleanup, which leaves both alone) */
+    uct_rc_iface_remove_qp(&iface->super, self->lane[0].qp->qp_num);
     uct_ib_device_async_event_unregister(uct_ib_iface_device(&iface->super.super),
                                          IBV_EVENT_QP_LAST_WQE_REACHED,
                                          self->lane[0].qp->qp_num);
     uct_ib_destroy_qp(self->lane[0].qp);
+    self->lane[0].qp = NULL;
 err_free_log:
     uct_rc_varuna_log_free(iface, self);
 err_free_ring:
     ucs_free(self->tx.ring);
 err:
+    ucs_list_del(&self->super.list);
     return status;
 }
 

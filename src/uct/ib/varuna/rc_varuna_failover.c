@@ -142,8 +142,11 @@ static ucs_status_t uct_rc_varuna_ctrl_post(uct_rc_varuna_iface_t *iface,
                          NULL);
     ret = ibv_post_send(ep->lane[lane].qp, wr, &bad_wr);
     if (ret != 0) {
-        ucs_error("rc_varuna: ep %p: ibv_post_send(qp 0x%x) of a control "
-                  "request failed: %d", ep, ep->lane[lane].qp->qp_num, ret);
+        /* the caller's path decides what follows (posted again later, or
+         * the other decision path) and says so */
+        ucs_diag("rc_varuna: ep %p: ibv_post_send(qp 0x%x) of control "
+                 "request %d failed: %s", ep, ep->lane[lane].qp->qp_num,
+                 kind, strerror(ret));
         return UCS_ERR_IO_ERROR;
     }
 
@@ -184,15 +187,16 @@ static ucs_status_t uct_rc_varuna_post_msg(uct_rc_varuna_iface_t *iface,
     struct ibv_send_wr wr;
     struct ibv_sge sge;
 
-    sge.addr   = (uintptr_t)&ep->fo.msg;
-    sge.length = sizeof(ep->fo.msg);
+    sge.addr   = (uintptr_t)&ep->fo.msgq[ep->fo.msgq_head];
+    sge.length = sizeof(uct_rc_varuna_ctrl_msg_t);
     sge.lkey   = 0;
 
     memset(&wr, 0, sizeof(wr));
     wr.opcode     = IBV_WR_SEND;
     wr.sg_list    = &sge;
     wr.num_sge    = 1;
-    /* solicited: a peer sleeping in wakeup mode must wake for it */
+    /* inline: the entry is free again once posted; solicited: a peer
+     * sleeping in wakeup mode must wake for it */
     wr.send_flags = IBV_SEND_INLINE | IBV_SEND_SOLICITED;
     return uct_rc_varuna_ctrl_post(iface, ep, lane, UCT_RC_VARUNA_CTRL_WR_MSG,
                                    &wr);
@@ -220,34 +224,54 @@ static ucs_status_t uct_rc_varuna_post_log_read(uct_rc_varuna_iface_t *iface,
                                    UCT_RC_VARUNA_CTRL_WR_LOG_READ, &wr);
 }
 
-static void uct_rc_varuna_ep_queue_msg(uct_rc_varuna_ep_t *ep,
-                                       uct_rc_varuna_ctrl_type_t type,
-                                       unsigned lane, uint32_t psn,
-                                       uint32_t attempt)
+/* Room for a message other than FAILOVER (the last entries are kept for
+ * FAILOVERs) */
+static int uct_rc_varuna_ep_msgq_room(uct_rc_varuna_ep_t *ep)
 {
-    memset(&ep->fo.msg, 0, sizeof(ep->fo.msg));
-    ep->fo.msg.rc_hdr.am_id = UCT_RC_VARUNA_CTRL_AM_ID;
-    ep->fo.msg.type         = (uint8_t)type;
-    ep->fo.msg.lane         = (uint8_t)lane;
-    ep->fo.msg.epoch        = ep->fo.epoch;
-    ep->fo.msg.psn          = psn;
-    ep->fo.msg.attempt      = attempt;
-    ep->fo.msg_valid        = 1;
-    ep->fo.ctrl_pending    |= UCS_BIT(UCT_RC_VARUNA_CTRL_WR_MSG);
+    return ep->fo.msgq_count <
+           (UCT_RC_VARUNA_CTRL_MSGQ_LEN - UCT_RC_VARUNA_CTRL_MSGQ_FO);
+}
+
+/* Queue a message behind those waiting; returns it (for more fields), or
+ * NULL when there is no room. */
+static uct_rc_varuna_ctrl_msg_t *
+uct_rc_varuna_ep_queue_msg(uct_rc_varuna_ep_t *ep,
+                           uct_rc_varuna_ctrl_type_t type, unsigned lane,
+                           uint32_t psn, uint32_t attempt)
+{
+    uct_rc_varuna_ctrl_msg_t *msg;
+
+    if (((type != UCT_RC_VARUNA_CTRL_FAILOVER) &&
+         !uct_rc_varuna_ep_msgq_room(ep)) ||
+        (ep->fo.msgq_count == UCT_RC_VARUNA_CTRL_MSGQ_LEN)) {
+        return NULL;
+    }
+
+    msg = &ep->fo.msgq[(ep->fo.msgq_head + ep->fo.msgq_count) %
+                       UCT_RC_VARUNA_CTRL_MSGQ_LEN];
+    ep->fo.msgq_count++;
+    memset(msg, 0, sizeof(*msg));
+    msg->rc_hdr.am_id = UCT_RC_VARUNA_CTRL_AM_ID;
+    msg->type         = (uint8_t)type;
+    msg->lane         = (uint8_t)lane;
+    msg->epoch        = ep->fo.epoch;
+    msg->psn          = psn;
+    msg->attempt      = attempt;
+    return msg;
 }
 
 /* Our port of a lane, for the peer to connect to (REPROTECT_REQ and _ACK) */
-static void uct_rc_varuna_ep_msg_port_addr(uct_rc_varuna_iface_t *iface,
-                                           uct_rc_varuna_ep_t *ep,
-                                           unsigned lane)
+static void uct_rc_varuna_msg_port_addr(uct_rc_varuna_iface_t *iface,
+                                        uct_rc_varuna_ctrl_msg_t *msg,
+                                        unsigned lane)
 {
     uct_rc_varuna_side_t *s = &iface->side[lane];
 
-    ep->fo.msg.flags = UCT_RC_VARUNA_CTRL_FLAG_PORT_ADDR;
-    ep->fo.msg.lid   = s->lid;
+    msg->flags |= UCT_RC_VARUNA_CTRL_FLAG_PORT_ADDR;
+    msg->lid    = s->lid;
     if (s->is_global) {
-        ep->fo.msg.flags |= UCT_RC_VARUNA_CTRL_FLAG_GLOBAL;
-        memcpy(&ep->fo.msg.gid, &s->gid, sizeof(s->gid));
+        msg->flags |= UCT_RC_VARUNA_CTRL_FLAG_GLOBAL;
+        memcpy(&msg->gid, &s->gid, sizeof(s->gid));
     }
 }
 
@@ -267,6 +291,8 @@ static void uct_rc_varuna_ep_msg_peer_addr(uct_rc_varuna_iface_t *iface,
                           &gid : NULL, &ep->fo.peer_ah[msg->lane]);
 }
 
+static void uct_rc_varuna_ep_reprotect_list(uct_rc_varuna_ep_t *ep);
+
 /* Post the control requests that wait, as far as there is room. */
 static void uct_rc_varuna_ep_ctrl_kick(uct_rc_varuna_ep_t *ep)
 {
@@ -283,13 +309,19 @@ static void uct_rc_varuna_ep_ctrl_kick(uct_rc_varuna_ep_t *ep)
         }
     }
 
+    /* messages in order, as far as the lane has room */
     lane = uct_rc_varuna_ep_msg_lane(ep);
-    if ((ep->fo.ctrl_pending & UCS_BIT(UCT_RC_VARUNA_CTRL_WR_MSG)) &&
-        uct_rc_varuna_ctrl_room(iface, ep, lane)) {
-        ep->fo.ctrl_pending &= ~UCS_BIT(UCT_RC_VARUNA_CTRL_WR_MSG);
-        if (uct_rc_varuna_post_msg(iface, ep, lane) == UCS_OK) {
-            ep->fo.msg_valid = 0;
+    while ((ep->fo.msgq_count > 0) &&
+           uct_rc_varuna_ctrl_room(iface, ep, lane)) {
+        if (uct_rc_varuna_post_msg(iface, ep, lane) != UCS_OK) {
+            /* kept, and posted again by the next kick: the failover's
+             * progress, or the periodic pass (reprotect_try) */
+            uct_rc_varuna_ep_reprotect_list(ep);
+            break;
         }
+        ep->fo.msgq_head   = (ep->fo.msgq_head + 1) %
+                             UCT_RC_VARUNA_CTRL_MSGQ_LEN;
+        ep->fo.msgq_count--;
     }
 
     lane = uct_rc_varuna_other_lane(ep->fo.failed_lane);
@@ -300,7 +332,14 @@ static void uct_rc_varuna_ep_ctrl_kick(uct_rc_varuna_ep_t *ep)
         }
         if (ep->fo.log_desc != NULL) {
             ep->fo.ctrl_pending &= ~UCS_BIT(UCT_RC_VARUNA_CTRL_WR_LOG_READ);
-            uct_rc_varuna_post_log_read(iface, ep, lane);
+            if (uct_rc_varuna_post_log_read(iface, ep, lane) != UCS_OK) {
+                /* the other decision path: the peer's expected PSN, as
+                 * with UCX_RC_VARUNA_LOG=n */
+                ucs_diag("rc_varuna: ep %p: the log READ could not be "
+                         "posted, the peer's expected PSN decides", ep);
+                ep->fo.flags |= UCT_RC_VARUNA_FO_LOG_FAILED |
+                                UCT_RC_VARUNA_FO_LOG_DONE;
+            }
         }
     }
 }
@@ -312,17 +351,23 @@ static void uct_rc_varuna_ep_ctrl_kick(uct_rc_varuna_ep_t *ep)
 
 /* The expected PSN of our QP on a lane: which of the peer's requests it
  * has executed (section 3.4). Queried after the QP is in ERR, so final. */
-static uint32_t uct_rc_varuna_lane_rq_psn(uct_rc_varuna_lane_t *lane)
+static int uct_rc_varuna_lane_rq_psn(uct_rc_varuna_lane_t *lane,
+                                     uint32_t *psn_p)
 {
     struct ibv_qp_init_attr init_attr;
     struct ibv_qp_attr attr;
 
-    if (ibv_query_qp(lane->qp, &attr, IBV_QP_RQ_PSN, &init_attr) != 0) {
-        ucs_error("rc_varuna: ibv_query_qp(0x%x) failed: %m",
-                  lane->qp->qp_num);
+    int ret;
+
+    ret = ibv_query_qp(lane->qp, &attr, IBV_QP_RQ_PSN, &init_attr);
+    if (ret != 0) {
+        ucs_error("rc_varuna: ibv_query_qp(0x%x) failed: %s; the peer is "
+                  "told our expected PSN is unknown", lane->qp->qp_num,
+                  strerror(ret));
         return 0;
     }
-    return attr.rq_psn;
+    *psn_p = attr.rq_psn;
+    return 1;
 }
 
 static void uct_rc_varuna_lane_fence(uct_rc_varuna_lane_t *lane)
@@ -371,7 +416,10 @@ void uct_rc_varuna_ep_failover(uct_rc_varuna_ep_t *ep, unsigned lane,
     uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
     unsigned other               = uct_rc_varuna_other_lane(lane);
     uct_rc_varuna_lane_t *failed = &ep->lane[lane];
+    uct_rc_varuna_ctrl_msg_t *msg;
     char from[64], to[64];
+    uint32_t rq_psn;
+    int psn_known;
 
     if ((ep->fo.state == UCT_RC_VARUNA_FO_DEAD) || (failed->qp == NULL)) {
         return;
@@ -433,10 +481,24 @@ void uct_rc_varuna_ep_failover(uct_rc_varuna_ep_t *ep, unsigned lane,
     uct_rc_varuna_ep_reprotect_unlist(ep);
     ucs_list_add_tail(&iface->fo.active, &ep->fo.list);
 
-    /* tell the peer, with our expected PSN on the failed lane */
+    /* tell the peer, with our expected PSN on the failed lane; one that
+     * could not be read travels as unknown: the peer must not take any
+     * value for it */
     ep->fo.ctrl_pending = UCS_BIT(UCT_RC_VARUNA_CTRL_WR_DRAIN);
-    uct_rc_varuna_ep_queue_msg(ep, UCT_RC_VARUNA_CTRL_FAILOVER, lane,
-                               uct_rc_varuna_lane_rq_psn(failed), 0);
+    psn_known = uct_rc_varuna_lane_rq_psn(failed, &rq_psn);
+    msg       = uct_rc_varuna_ep_queue_msg(ep, UCT_RC_VARUNA_CTRL_FAILOVER,
+                                           lane, psn_known ? rq_psn : 0, 0);
+    if (msg == NULL) {
+        /* the lanes took no message for two failovers: the peer could
+         * never learn of this one */
+        ucs_error("rc_varuna: ep %p: %u control messages could not be "
+                  "posted, the endpoint fails", ep, ep->fo.msgq_count);
+        uct_rc_varuna_ep_fail(ep, UCS_ERR_ENDPOINT_TIMEOUT);
+        return;
+    }
+    if (!psn_known) {
+        msg->flags |= UCT_RC_VARUNA_CTRL_FLAG_PSN_UNKNOWN;
+    }
 
     ucs_diag("rc_varuna: ep %p: failing over from %s to %s (%s), %u in "
              "flight", ep,
@@ -496,8 +558,8 @@ static int uct_rc_varuna_ep_decide(uct_rc_varuna_iface_t *iface,
     uct_rc_varuna_op_t *op;
     size_t i;
 
-    cls = ucs_malloc(sizeof(*cls) * ucs_max(count, 1), "rc_varuna_cls");
-    ucs_assert_always(cls != NULL);
+    ucs_assert(count <= iface->fo.cls_len); /* the ring bounds it */
+    cls = iface->fo.cls;
     for (i = 0; i < count; i++) {
         op           = uct_rc_varuna_ep_op(ep, ep->tx.done_sn + 1 + i);
         cls[i].sn       = op->sn;
@@ -507,16 +569,19 @@ static int uct_rc_varuna_ep_decide(uct_rc_varuna_iface_t *iface,
 
     /* classified into the report: a decision not yet final is made again
      * on the next call */
-    in->log_valid = !!(ep->fo.flags & UCT_RC_VARUNA_FO_LOG_DONE);
+    in->log_valid = (ep->fo.flags & UCT_RC_VARUNA_FO_LOG_DONE) &&
+                    !(ep->fo.flags & UCT_RC_VARUNA_FO_LOG_FAILED);
     in->log_sn    = ep->fo.log_sn;
-    in->psn_valid = !!(ep->fo.flags & UCT_RC_VARUNA_FO_PEER_FENCED);
+    in->psn_valid = !!(ep->fo.flags & UCT_RC_VARUNA_FO_PEER_PSN);
     in->rq_psn    = ep->fo.peer_rq_psn;
     uct_rc_varuna_classify(in, cls, count, &rep->decided);
 
+    /* wait while the peer's answer may still decide something: once it has
+     * fenced, with its expected PSN or without, nothing more comes */
     if ((iface->config.recovery == UCT_RC_VARUNA_RECOVERY_VARUNA) &&
         (rep->decided.undecided > 0) &&
+        !(ep->fo.flags & UCT_RC_VARUNA_FO_PEER_FENCED) &&
         !uct_rc_varuna_ep_peer_timed_out(iface, ep)) {
-        ucs_free(cls);
         return 0;
     }
 
@@ -572,13 +637,15 @@ static int uct_rc_varuna_ep_decide(uct_rc_varuna_iface_t *iface,
     }
     if ((rep->decided.undecided > 0) &&
         (iface->config.recovery == UCT_RC_VARUNA_RECOVERY_VARUNA)) {
-        ucs_warn("rc_varuna: ep %p: the peer did not answer within "
-                 "PEER_TIMEOUT; %u undecided operations complete with \"%s\"",
-                 ep, rep->decided.undecided,
+        ucs_warn("rc_varuna: ep %p: %s; %u undecided operations complete "
+                 "with \"%s\" and are not sent again", ep,
+                 (ep->fo.flags & UCT_RC_VARUNA_FO_PEER_FENCED) ?
+                 "the peer's expected PSN is unknown" :
+                 "the peer did not answer within PEER_TIMEOUT",
+                 rep->decided.undecided,
                  ucs_status_string(UCT_RC_VARUNA_STATUS_UNDECIDED));
     }
 
-    ucs_free(cls);
     rep->t_decided    = ucs_get_time();
     ep->fo.replay_sn  = ep->tx.done_sn + 1;
     return 1;
@@ -802,6 +869,7 @@ void uct_rc_varuna_ep_failover_cleanup(uct_rc_varuna_ep_t *ep)
     }
     ep->fo.flags        = 0;
     ep->fo.ctrl_pending = 0;
+    ep->fo.msgq_count   = 0;
     ep->fo.replay_sn    = 0;
     ep->fo.state        = UCT_RC_VARUNA_FO_IDLE;
     if (ep->fo.log_desc != NULL) {
@@ -947,7 +1015,7 @@ static void uct_rc_varuna_ep_reprotect_send_done(uct_rc_varuna_ep_t *ep)
 {
     unsigned lane = ep->fo.rp_lane;
 
-    if (!ep->fo.rp_done_pending || ep->fo.msg_valid) {
+    if (!ep->fo.rp_done_pending || !uct_rc_varuna_ep_msgq_room(ep)) {
         return;
     }
     ep->fo.rp_done_pending = 0;
@@ -955,7 +1023,9 @@ static void uct_rc_varuna_ep_reprotect_send_done(uct_rc_varuna_ep_t *ep)
         uct_rc_varuna_ep_queue_msg(ep, UCT_RC_VARUNA_CTRL_REPROTECT_DONE,
                                    lane, 0, ep->fo.rp_attempt);
         uct_rc_varuna_ep_ctrl_kick(ep);
-        uct_rc_varuna_ep_reprotect_unlist(ep);
+        if (ep->fo.msgq_count == 0) {
+            uct_rc_varuna_ep_reprotect_unlist(ep);
+        }
     }
 }
 
@@ -965,11 +1035,15 @@ static void uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
                                            ucs_time_t now)
 {
     unsigned lane = uct_rc_varuna_other_lane(ep->active);
+    uct_rc_varuna_ctrl_msg_t *msg;
 
+    if (ep->fo.msgq_count > 0) {
+        uct_rc_varuna_ep_ctrl_kick(ep); /* ones that could not be posted */
+    }
     uct_rc_varuna_ep_reprotect_send_done(ep);
     if (!ep->fo.initiator || (ep->fo.state != UCT_RC_VARUNA_FO_IDLE) ||
-        ep->fo.msg_valid) {
-        return;
+        (ep->fo.msgq_count > 0)) {
+        return; /* a new request only once the last messages are out */
     }
 
     if (ep->lane[lane].state == UCT_RC_VARUNA_LANE_RECONNECTING) {
@@ -1006,9 +1080,9 @@ static void uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
     ep->fo.rp_sent   = now;
     ep->fo.rp_nacked = 0;
     ep->fo.rp_attempt++;
-    uct_rc_varuna_ep_queue_msg(ep, UCT_RC_VARUNA_CTRL_REPROTECT_REQ, lane,
-                               ep->fo.rp_psn, ep->fo.rp_attempt);
-    uct_rc_varuna_ep_msg_port_addr(iface, ep, lane);
+    msg = uct_rc_varuna_ep_queue_msg(ep, UCT_RC_VARUNA_CTRL_REPROTECT_REQ,
+                                     lane, ep->fo.rp_psn, ep->fo.rp_attempt);
+    uct_rc_varuna_msg_port_addr(iface, msg, lane);
     uct_rc_varuna_ep_ctrl_kick(ep);
 }
 
@@ -1093,6 +1167,7 @@ static void uct_rc_varuna_ep_reprotect_req(uct_rc_varuna_iface_t *iface,
                                            const uct_rc_varuna_ctrl_msg_t *msg)
 {
     unsigned lane = msg->lane;
+    uct_rc_varuna_ctrl_msg_t *answer;
     uct_rc_varuna_lane_state_t state;
     ucs_status_t status;
 
@@ -1110,8 +1185,16 @@ static void uct_rc_varuna_ep_reprotect_req(uct_rc_varuna_iface_t *iface,
                   "answering the peer's", ep);
         state = UCT_RC_VARUNA_LANE_FAILED;
     }
+    if (!uct_rc_varuna_ep_msgq_room(ep)) {
+        /* no room for the answer (our lane has had none for a while):
+         * the request is left alone, and the initiator asks again */
+        ucs_diag("rc_varuna: ep %p: re-protection request %u left for the "
+                 "initiator's next one: %u control messages wait", ep,
+                 msg->attempt, ep->fo.msgq_count);
+        return;
+    }
     if ((ep->fo.state == UCT_RC_VARUNA_FO_IDLE) && (lane != ep->active) &&
-        (ep->lane[lane].qp != NULL) && !ep->fo.msg_valid &&
+        (ep->lane[lane].qp != NULL) &&
         ((state == UCT_RC_VARUNA_LANE_FAILED) ||
          (state == UCT_RC_VARUNA_LANE_STANDBY)) &&
         uct_rc_varuna_ep_lane_port_up(iface, lane)) {
@@ -1126,18 +1209,17 @@ static void uct_rc_varuna_ep_reprotect_req(uct_rc_varuna_iface_t *iface,
     }
 
     if (status != UCS_OK) {
-        if (!ep->fo.msg_valid) {
-            uct_rc_varuna_ep_queue_msg(ep, UCT_RC_VARUNA_CTRL_REPROTECT_NACK,
-                                       lane, 0, msg->attempt);
-            uct_rc_varuna_ep_ctrl_kick(ep);
-        }
+        uct_rc_varuna_ep_queue_msg(ep, UCT_RC_VARUNA_CTRL_REPROTECT_NACK,
+                                   lane, 0, msg->attempt);
+        uct_rc_varuna_ep_ctrl_kick(ep);
         return;
     }
 
     ep->fo.rp_peer_attempt = msg->attempt;
-    uct_rc_varuna_ep_queue_msg(ep, UCT_RC_VARUNA_CTRL_REPROTECT_ACK, lane,
-                               ep->lane[lane].sq_psn, msg->attempt);
-    uct_rc_varuna_ep_msg_port_addr(iface, ep, lane);
+    answer = uct_rc_varuna_ep_queue_msg(ep, UCT_RC_VARUNA_CTRL_REPROTECT_ACK,
+                                        lane, ep->lane[lane].sq_psn,
+                                        msg->attempt);
+    uct_rc_varuna_msg_port_addr(iface, answer, lane);
     uct_rc_varuna_ep_ctrl_kick(ep);
 }
 
@@ -1173,8 +1255,14 @@ void uct_rc_varuna_ep_ctrl_recv(uct_rc_varuna_ep_t *ep, unsigned lane,
         }
         if ((ep->fo.state == UCT_RC_VARUNA_FO_FENCING) &&
             (about == ep->fo.failed_lane)) {
-            ep->fo.flags       |= UCT_RC_VARUNA_FO_PEER_FENCED;
-            ep->fo.peer_rq_psn  = msg->psn;
+            ep->fo.flags |= UCT_RC_VARUNA_FO_PEER_FENCED;
+            if (!(msg->flags & UCT_RC_VARUNA_CTRL_FLAG_PSN_UNKNOWN)) {
+                ep->fo.flags       |= UCT_RC_VARUNA_FO_PEER_PSN;
+                ep->fo.peer_rq_psn  = msg->psn;
+            } else {
+                ucs_diag("rc_varuna: ep %p: the peer could not read its "
+                         "expected PSN", ep);
+            }
             uct_rc_varuna_ep_failover_progress(ep);
         }
         break;
@@ -1307,9 +1395,17 @@ unsigned uct_rc_varuna_iface_failover_check(uct_rc_varuna_iface_t *iface)
     return 0;
 }
 
+static ucs_mpool_ops_t uct_rc_varuna_held_mp_ops = {
+    .chunk_alloc   = ucs_mpool_chunk_malloc,
+    .chunk_release = ucs_mpool_chunk_free,
+    .obj_init      = NULL,
+    .obj_cleanup   = NULL
+};
+
 ucs_status_t uct_rc_varuna_iface_failover_init(uct_rc_varuna_iface_t *iface,
                          const uct_rc_varuna_iface_config_t *config)
 {
+    ucs_status_t status;
     ucs_time_t interval;
 
     if ((config->watchdog == UCS_TIME_AUTO) ||
@@ -1328,6 +1424,22 @@ ucs_status_t uct_rc_varuna_iface_failover_init(uct_rc_varuna_iface_t *iface,
     iface->config.reprotect_timeout  = ucs_time_from_sec(
                                                config->reprotect_timeout);
 
+    iface->fo.cls_len = ucs_roundup_pow2(iface->config.tx_max_wr);
+    iface->fo.cls     = ucs_calloc(iface->fo.cls_len, sizeof(*iface->fo.cls),
+                                   "rc_varuna_cls");
+    if (iface->fo.cls == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+
+    status = ucs_mpool_init(&iface->fo.held_mp, 0,
+                            sizeof(uct_rc_varuna_rx_held_t), 0,
+                            UCS_SYS_CACHE_LINE_SIZE, 32, UINT_MAX,
+                            &uct_rc_varuna_held_mp_ops, "rc_varuna_rx_held");
+    if (status != UCS_OK) {
+        ucs_free(iface->fo.cls);
+        return status;
+    }
+
     interval = iface->config.reprotect_interval;
     if (iface->config.watchdog != 0) {
         interval = ucs_min(interval, iface->config.watchdog / 4);
@@ -1341,6 +1453,8 @@ ucs_status_t uct_rc_varuna_iface_failover_init(uct_rc_varuna_iface_t *iface,
         if (iface->fo.report == NULL) {
             ucs_error("rc_varuna: cannot open UCX_RC_VARUNA_REPORT file "
                       "'%s': %m", config->report);
+            ucs_mpool_cleanup(&iface->fo.held_mp, 1);
+            ucs_free(iface->fo.cls);
             return UCS_ERR_INVALID_PARAM;
         }
     }
@@ -1349,6 +1463,8 @@ ucs_status_t uct_rc_varuna_iface_failover_init(uct_rc_varuna_iface_t *iface,
 
 void uct_rc_varuna_iface_failover_cleanup(uct_rc_varuna_iface_t *iface)
 {
+    ucs_mpool_cleanup(&iface->fo.held_mp, 1);
+    ucs_free(iface->fo.cls);
     if (iface->fo.report != NULL) {
         fclose(iface->fo.report);
         iface->fo.report = NULL;

@@ -328,7 +328,7 @@ static void uct_rc_varuna_iface_deliver_held(uct_rc_varuna_iface_t *iface,
         uct_rc_varuna_iface_deliver_am(iface, ep, held->hdr, held->length,
                                        held->desc, held->imm_data,
                                        held->slid, 0);
-        ucs_free(held);
+        ucs_mpool_put(held);
     }
 }
 
@@ -339,10 +339,19 @@ static void uct_rc_varuna_iface_hold_am(uct_rc_varuna_ep_t *ep,
                                         unsigned length, void *desc,
                                         struct ibv_wc *wc)
 {
+    uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
     uct_rc_varuna_rx_held_t *held, *next;
 
-    held = ucs_malloc(sizeof(*held), "rc_varuna_rx_held");
-    ucs_assert_always(held != NULL);
+    held = ucs_mpool_get(&iface->fo.held_mp);
+    if (held == NULL) {
+        /* out of memory: the message can neither wait nor go ahead of an
+         * older one; the endpoint fails rather than break the order */
+        ucs_error("rc_varuna: ep %p: out of memory holding active message "
+                  "%u", ep, am_seq);
+        ucs_mpool_put_inline(desc);
+        uct_rc_varuna_ep_fail(ep, UCS_ERR_NO_MEMORY);
+        return;
+    }
     held->am_seq   = am_seq;
     held->length   = length;
     held->hdr      = hdr;
@@ -366,7 +375,7 @@ void uct_rc_varuna_ep_rx_held_release(uct_rc_varuna_ep_t *ep)
     ucs_list_for_each_safe(held, tmp, &ep->rx.held, list) {
         ucs_list_del(&held->list);
         ucs_mpool_put_inline(held->desc);
-        ucs_free(held);
+        ucs_mpool_put(held);
     }
 }
 

@@ -252,7 +252,7 @@ static std::string rp_state_of(const uct_rc_varuna_ep_t *ep)
        << "/" << (int)ep->lane[1].state << " err " << ep->lane[0].err_count
        << "/" << ep->lane[1].err_count << " fo " << (int)ep->fo.state
        << " initiator " << (int)ep->fo.initiator << " attempt "
-       << ep->fo.rp_attempt << " msg_valid " << (int)ep->fo.msg_valid
+       << ep->fo.rp_attempt << " messages waiting " << (int)ep->fo.msgq_count
        << " listed " << (int)ep->fo.rp_listed;
     return os.str();
 }

@@ -1,0 +1,277 @@
+/**
+ * Copyright (C) rc_varuna authors 2026. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#include "rc_varuna_failover_harness.h"
+
+
+/*
+ * Error paths of the failover (issue 11): a verb that fails where the
+ * transport must still end up somewhere defined. softib makes one verb of
+ * one QP fail (SOFTIB_RULE_FAIL), so the transport carries no test code.
+ * Each case failed on the code before its fix: the comments say how.
+ */
+class test_rc_varuna_error_paths : public test_rc_varuna_fo_base {
+protected:
+    enum {
+        WINDOW  = 6,
+        AFTER   = 4,
+        NUM_OPS = WINDOW + AFTER
+    };
+
+    /* Make a verb of a side's device fail (on one QP, or any with qpn 0)
+     * count times after skip calls; returns the rule */
+    uint32_t fail_verb(entity *e, unsigned side, unsigned verbs, uint32_t qpn,
+                       uint64_t skip, uint64_t count)
+    {
+        struct softib_rule rule;
+        port p = side_port(e, side);
+
+        memset(&rule, 0, sizeof(rule));
+        rule.kind  = SOFTIB_RULE_FAIL;
+        rule.dev   = p.dev.c_str();
+        rule.verbs = verbs;
+        rule.qpn   = qpn;
+        rule.skip  = skip;
+        rule.count = count;
+        rule.err   = EIO;
+        return m_softib.rule(rule);
+    }
+
+    static uint32_t qpn(entity *e, unsigned side)
+    {
+        return vep(e)->lane[side].qp->qp_num;
+    }
+
+    /* entries of the interface's QP table (rc/base's, the primary side) */
+    static unsigned qp_table_entries(entity *e)
+    {
+        uct_rc_iface_t *iface = &viface(e)->super;
+        unsigned count = 0;
+
+        for (unsigned i = 0; i < UCT_RC_QP_TABLE_SIZE; ++i) {
+            if (iface->eps[i] == NULL) {
+                continue;
+            }
+            for (unsigned j = 0; j < UCS_BIT(UCT_RC_QP_TABLE_MEMB_ORDER);
+                 ++j) {
+                count += (iface->eps[i][j] != NULL);
+            }
+        }
+        return count;
+    }
+
+    /* The window posted, the fault, the rest posted, flushed */
+    bool run(int type, int f, unsigned k)
+    {
+        ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(20);
+
+        plan(type, NUM_OPS);
+        inject(f, k);
+        if (!post_all(0, WINDOW, deadline)) {
+            return false;
+        }
+        take_down(f);
+        return post_all(WINDOW, NUM_OPS, deadline) && finish(deadline);
+    }
+};
+
+/*
+ * The receiver cannot read its expected PSN when it fences (ibv_query_qp
+ * fails). It used to send 0 as if it were its exact expected PSN, and the
+ * sender classified the operations in flight by it: executed ones were
+ * judged lost and resent (executed twice) or lost ones judged executed.
+ * Now the PSN travels as unknown: what the log does not decide (here,
+ * without the log, everything in flight) completes with
+ * UCT_RC_VARUNA_STATUS_UNDECIDED and is not sent again, and the failover
+ * ends.
+ */
+UCS_TEST_P(test_rc_varuna_error_paths, peer_psn_unknown, "LOG=n")
+{
+    outcome out;
+    unsigned undecided = 0;
+
+    setup_pair(NUM_OPS);
+    fail_verb(m_r, 0, SOFTIB_VERB_QUERY_QP, qpn(m_r, 0), 0, SOFTIB_FOREVER);
+    {
+        /* the query's error, and the warning that undecided operations
+         * complete with an error */
+        scoped_log_handler wrap_err(wrap_errors_logger);
+        scoped_log_handler wrap_warn(wrap_warns_logger);
+        /* every request arrives and executes; the responses are lost */
+        ASSERT_TRUE(run(FADD, RESP_DROP, 0));
+    }
+    fail_on_problems("peer_psn_unknown");
+
+    const uct_rc_varuna_report_t &rep = vep(m_s)->fo.report;
+    EXPECT_EQ(1u, viface(m_s)->fo.failovers);
+    EXPECT_FALSE(rep.learned.psn_valid);
+    EXPECT_GT(rep.decided.undecided, 0u);
+    EXPECT_EQ(0u, rep.resent_ops) << "an operation of unknown fate was "
+                                     "sent again";
+    for (unsigned i = 0; i < NUM_OPS; ++i) {
+        EXPECT_EQ(1, m_ops[i].calls) << "fadd #" << i;
+        if (m_ops[i].status == UCT_RC_VARUNA_STATUS_UNDECIDED) {
+            ++undecided;
+        } else {
+            EXPECT_EQ(UCS_OK, m_ops[i].status) << "fadd #" << i;
+        }
+    }
+    /* the report counts the flush's operation too */
+    EXPECT_GT(undecided, 0u);
+    EXPECT_LE(undecided, rep.decided.undecided);
+
+    /* every fetch-add ran exactly once at the receiver: none was resent */
+    memset(&out, 0, sizeof(out));
+    verify_memory(true, out);
+    fail_on_problems("peer_psn_unknown: memory");
+}
+
+/*
+ * The READ of the log word cannot be posted on the standby. It used to be
+ * ignored: the read never completed and the failover never ended (every
+ * later operation waited). Now the other decision path takes over, the
+ * peer's expected PSN, and everything comes out exactly once.
+ */
+UCS_TEST_P(test_rc_varuna_error_paths, log_read_post_fails)
+{
+    setup_pair(NUM_OPS);
+    fail_verb(m_s, 1, SOFTIB_VERB_POST_READ, qpn(m_s, 1), 0, SOFTIB_FOREVER);
+    if (run(ADD, REQ_PORT_DOWN, 3)) {
+        verify(true);
+    }
+    fail_on_problems("log_read_post_fails");
+
+    const uct_rc_varuna_report_t &rep = vep(m_s)->fo.report;
+    EXPECT_EQ(1u, viface(m_s)->fo.failovers);
+    EXPECT_FALSE(rep.learned.log_valid);
+    EXPECT_TRUE(rep.learned.psn_valid);
+    EXPECT_EQ(0u, rep.decided.by_log);
+}
+
+/*
+ * The FAILOVER message cannot be posted once. It used to stay in its slot
+ * with nothing to post it again: the peer never fenced, and a failover
+ * that waits for the peer (a port error) never ended. Now the periodic pass
+ * posts it again.
+ */
+UCS_TEST_P(test_rc_varuna_error_paths, control_message_post_fails_once)
+{
+    setup_pair(NUM_OPS);
+    fail_verb(m_s, 1, SOFTIB_VERB_POST_SEND, qpn(m_s, 1), 0, 1);
+    if (run(ADD, REQ_PORT_DOWN, 3)) {
+        verify(true);
+    }
+    fail_on_problems("control_message_post_fails_once");
+    EXPECT_EQ(1u, viface(m_s)->fo.failovers);
+    EXPECT_EQ(1u, viface(m_r)->fo.failovers);
+}
+
+/*
+ * The endpoint's standby QP cannot be created. The constructor used to
+ * leave its primary QP in the interface's QP table and the freed endpoint
+ * on the interface's endpoint list, which the periodic scans walk. Now the
+ * creation fails cleanly and the interface is as before.
+ */
+UCS_TEST_P(test_rc_varuna_error_paths, standby_qp_create_fails)
+{
+    uct_ep_params_t params;
+    unsigned table_before, list_before;
+    uct_ep_h ep;
+
+    setup_pair(1);
+    table_before = qp_table_entries(m_s);
+    list_before  = ucs_list_length(&viface(m_s)->super.ep_list);
+
+    /* the standby's QP: the first one created on the standby device, or
+     * the second on the same device */
+    fail_verb(m_s, 1, SOFTIB_VERB_CREATE_QP, 0,
+              viface(m_s)->side[1].separate ? 0 : 1, 1);
+    params.field_mask = UCT_EP_PARAM_FIELD_IFACE;
+    params.iface      = m_s->iface();
+    {
+        scoped_log_handler wrap_err(wrap_errors_logger);
+        EXPECT_NE(UCS_OK, uct_ep_create(&params, &ep));
+    }
+
+    EXPECT_EQ(table_before, qp_table_entries(m_s));
+    EXPECT_EQ(list_before, ucs_list_length(&viface(m_s)->super.ep_list));
+
+    /* and the interface still works: a new endpoint, traffic through it */
+    ASSERT_UCS_OK(uct_ep_create(&params, &ep));
+    EXPECT_EQ(table_before + 1, qp_table_entries(m_s));
+    uct_ep_destroy(ep);
+    EXPECT_EQ(list_before, ucs_list_length(&viface(m_s)->super.ep_list));
+}
+
+/*
+ * Control messages wait in order. After a failover and the heal, the
+ * initiator of re-protection has its DONE ("the lane is the standby again")
+ * waiting, its active lane taking no more posts, when that lane fails too.
+ * The endpoint used to hold one message: the FAILOVER took the DONE's
+ * place, the peer never learnt that its lane was the standby again, met
+ * the FAILOVER with no standby, and the endpoint failed there. Now DONE
+ * goes out first, then FAILOVER, both on the re-protected lane, and the
+ * traffic goes on exactly once.
+ */
+UCS_TEST_P(test_rc_varuna_error_paths, done_waits_then_failover)
+{
+    ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(20);
+    entity *init, *peer;
+    uint32_t rule;
+    port p0, p1;
+
+    setup_pair(NUM_OPS);
+    init = vep(m_s)->fo.initiator ? m_s : m_r;
+    peer = (init == m_s) ? m_r : m_s;
+    p0   = side_port(init, 0);
+    p1   = side_port(init, 1);
+
+    /* the primary link fails: both run on their standby lane */
+    m_softib.link(p0.dev, p0.num, false);
+    while (((vep(m_s)->active != 1) || (vep(m_r)->active != 1)) &&
+           (ucs_get_time() < deadline)) {
+        progress();
+    }
+    ASSERT_EQ(1u, vep(init)->active);
+    ASSERT_EQ(1u, vep(peer)->active);
+
+    /* the initiator's active lane takes its REQUEST, then nothing: the
+     * DONE will wait */
+    rule = fail_verb(init, 1, SOFTIB_VERB_POST_SEND, qpn(init, 1), 1,
+                     SOFTIB_FOREVER);
+    m_softib.link(p0.dev, p0.num, true);
+    while ((vep(init)->lane[0].state != UCT_RC_VARUNA_LANE_STANDBY) &&
+           (ucs_get_time() < deadline)) {
+        progress();
+    }
+    ASSERT_EQ(UCT_RC_VARUNA_LANE_STANDBY, vep(init)->lane[0].state);
+    short_progress_loop(20);
+    ASSERT_GT(vep(init)->fo.msgq_count, 0) << "the DONE went out";
+    ASSERT_NE(UCT_RC_VARUNA_LANE_STANDBY, vep(peer)->lane[0].state);
+
+    /* now the active lane fails */
+    m_softib.link(p1.dev, p1.num, false);
+    m_softib.rule_del(rule);
+    while (((vep(m_s)->active != 0) || (vep(m_r)->active != 0)) &&
+           (m_ep_errors == 0) && (ucs_get_time() < deadline)) {
+        progress();
+    }
+    EXPECT_EQ(0u, m_ep_errors) << "the peer met the FAILOVER without a "
+                                  "standby";
+    EXPECT_EQ(0u, vep(init)->active);
+    EXPECT_EQ(0u, vep(peer)->active);
+
+    /* and traffic goes on, exactly once */
+    plan(MIXED, NUM_OPS);
+    if (post_all(0, NUM_OPS, deadline) && finish(deadline)) {
+        verify(true);
+    }
+    fail_on_problems("done_waits_then_failover");
+    EXPECT_EQ(2u, viface(init)->fo.failovers);
+    EXPECT_EQ(2u, viface(peer)->fo.failovers);
+}
+
+_UCT_INSTANTIATE_TEST_CASE(test_rc_varuna_error_paths, rc_varuna)
