@@ -30,6 +30,30 @@
  * endpoint's lane i always connects to the peer's lane i, so the half of a
  * remote key or log key to use on a lane is the lane's index. Failover
  * changes which lane is active, not what the indices mean.
+ *
+ * What of rc/base (uct_rc_iface_t, uct_rc_ep_t) is live and what rc_varuna
+ * replaces; a field of rc/base that is not listed as live is not used:
+ *
+ *   live     UCX_RC_* and UCX_IB_* configuration; flow control (the FC
+ *            window, grants, uct_rc_iface_fc_handler); the arbiter and
+ *            pending queues (uct_rc_ep_pending_add, except while a
+ *            failover holds new operations back); the send credit counters
+ *            (txqp.available, tx.cq_available, CQ moderation); ep_list and
+ *            the QP table of the primary lane (uct_rc_iface_add_qp); the
+ *            primary side's CQs and SRQ (rx.srq counters included); iface
+ *            flush, fence and progress dispatch; uct_rc_ep_check
+ *            (keepalive), which posts through rc_varuna's ep_post_check.
+ *   replaced the record of operations in flight: rc_varuna's replay ring
+ *            (ep->tx.ring, one record per operation with its PSNs), not
+ *            txqp->outstanding (uct_rc_txqp_purge_outstanding and the send
+ *            op mpool are unused); the send descriptors
+ *            (uct_rc_varuna_desc_t, one lkey per device); the RX poll, and
+ *            the standby side's CQs, SRQ and QP table; error completions
+ *            (ib_iface handle_failure is empty: rc_varuna_iface.c polls
+ *            them into uct_rc_varuna_ep_handle_failure, which starts a
+ *            failover); endpoint flush and fence (they wait for the
+ *            failover); the memory domain (both devices' keys); port
+ *            events (rc_varuna_md.c takes the devices' async fd).
  */
 
 #define UCT_RC_VARUNA_TL_NAME         "rc_varuna"
