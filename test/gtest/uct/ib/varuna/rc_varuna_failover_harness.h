@@ -109,7 +109,8 @@ public:
 
     test_rc_varuna_fo_base() : m_s(NULL), m_r(NULL), m_rsc(NULL),
                                m_num_ops(0), m_rev_posted(0),
-                               m_ep_errors(0) {}
+                               m_ep_errors(0), m_sib_qp_created(0),
+                               m_sib_qp_connected(0) {}
 
     virtual void init()
     {
@@ -188,6 +189,8 @@ protected:
         unsigned duplicates;   /* extra executions seen (not exact mode) */
         unsigned results_lost;
         unsigned failovers;
+        unsigned fault_misses; /* a fault without the failover it must
+                                  cause (the randomized trials) */
 
         unsigned total() const
         {
@@ -373,6 +376,10 @@ protected:
         m_qp_created[1] = viface(m_r)->fo.qp_created;
         m_qp_conn[0]    = viface(m_s)->fo.qp_connected;
         m_qp_conn[1]    = viface(m_r)->fo.qp_connected;
+        /* and as the device counts them: a QP created or taken to RTR by
+         * any path of the transport, not only the ones it counts itself */
+        m_sib_qp_created   = m_softib.counter(NULL, "qp_created");
+        m_sib_qp_connected = m_softib.counter(NULL, "qp_connected");
         return true;
     }
 
@@ -1228,6 +1235,27 @@ protected:
             (m_qp_conn[1] != viface(m_r)->fo.qp_connected)) {
             problem(G4_NO_REBUILD, "a QP was created or connected");
         }
+        /* and as softib counts them: no QP created by any path; a QP
+         * connected (taken to RTR) only by re-protection, after the
+         * failover, when the failed lane's port works (a drop): each
+         * attempt connects the peer's lane and, once acknowledged, the
+         * initiator's */
+        int64_t sib_created   = m_softib.counter(NULL, "qp_created") -
+                                m_sib_qp_created;
+        int64_t sib_connected = m_softib.counter(NULL, "qp_connected") -
+                                m_sib_qp_connected;
+        int64_t rp_attempts   = vep(m_s)->fo.rp_attempt +
+                                vep(m_r)->fo.rp_attempt;
+        if (sib_created != 0) {
+            problem(G4_NO_REBUILD, "softib counted " +
+                    ucs::to_string(sib_created) + " QPs created");
+        }
+        if (sib_connected > 2 * rp_attempts) {
+            problem(G4_NO_REBUILD, "softib counted " +
+                    ucs::to_string(sib_connected) + " QP connections, " +
+                    ucs::to_string(rp_attempts) +
+                    " re-protection attempts");
+        }
         out.failovers = viface(m_s)->fo.failovers;
         for (int g = 0; g < G_LAST; ++g) {
             out.violations[g] = m_found.violations[g];
@@ -1256,6 +1284,7 @@ protected:
     outcome                         m_found;
     unsigned                        m_ep_errors;
     unsigned long                   m_qp_created[2], m_qp_conn[2];
+    int64_t                         m_sib_qp_created, m_sib_qp_connected;
     int                             m_cq_avail[2];
 };
 

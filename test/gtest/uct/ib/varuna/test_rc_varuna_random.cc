@@ -282,6 +282,23 @@ protected:
         return s.str();
     }
 
+    /* The causes a failover of the sender may have after a port went down
+     * (a drop decides nothing by itself: retries, or the watchdog when
+     * nothing at all comes back) */
+    static bool cause_fits(int fault, unsigned cause)
+    {
+        switch (cause) {
+        case UCT_RC_VARUNA_CAUSE_PORT_ERR:
+            return fault == REQ_PORT_DOWN;
+        case UCT_RC_VARUNA_CAUSE_RETRY_EXC:
+        case UCT_RC_VARUNA_CAUSE_WC_ERROR:
+        case UCT_RC_VARUNA_CAUSE_PEER:
+            return true;
+        default:
+            return false;
+        }
+    }
+
     /* Draws, runs and checks one trial; returns false if the pair could
      * not be brought to a flushed state (no trial should follow). */
     bool random_trial(uint64_t run, unsigned index, outcome &out,
@@ -335,9 +352,31 @@ protected:
         }
 
         if (out.failovers > 0) {
-            causes[vep(m_s)->fo.report.cause]++;
+            causes[p.fault * UCT_RC_VARUNA_CAUSE_LAST +
+                   vep(m_s)->fo.report.cause]++;
         }
-        if (out.total() > 0) {
+        /* a port that went down always fails the sender over, for a cause
+         * that fits the fault: its own port's error (or the error
+         * completions and exhausted retries that come with it), or, for the
+         * receiver's port, the receiver telling it (or retries) */
+        if (ok && ((p.fault == REQ_PORT_DOWN) ||
+                   (p.fault == RESP_PORT_DOWN))) {
+            unsigned cause = vep(m_s)->fo.report.cause;
+
+            if (out.failovers == 0) {
+                m_problems.push_back(std::string("fault: ") +
+                                     fault_name(p.fault) +
+                                     ": the sender did not fail over");
+                ++out.fault_misses;
+            } else if (!cause_fits(p.fault, cause)) {
+                m_problems.push_back(std::string("fault: ") +
+                                     fault_name(p.fault) +
+                                     ": failover for the wrong cause " +
+                                     cause_name(cause));
+                ++out.fault_misses;
+            }
+        }
+        if ((out.total() > 0) || (out.fault_misses > 0)) {
             std::stringstream msg;
             msg << describe(p) << "\n";
             for (size_t n = 0; n < m_problems.size(); ++n) {
@@ -361,9 +400,10 @@ protected:
         unsigned only     = (unsigned)env_u64("RC_VARUNA_TRIAL", UINT_MAX);
         unsigned first    = (only == UINT_MAX) ? 0 : only;
         unsigned last     = (only == UINT_MAX) ? trials : only + 1;
-        unsigned causes[UCT_RC_VARUNA_CAUSE_LAST] = {0};
+        unsigned causes[FAULT_LAST * UCT_RC_VARUNA_CAUSE_LAST] = {0};
         unsigned violations[G_LAST] = {0};
         unsigned done = 0, bad = 0, failovers = 0, results_lost = 0;
+        unsigned fault_misses = 0;
         ucs_time_t start = ucs_get_time();
         std::stringstream by_cause;
 
@@ -379,6 +419,7 @@ protected:
             ++done;
             failovers    += out.failovers > 0;
             results_lost += out.results_lost;
+            fault_misses += out.fault_misses;
             for (int g = 0; g < G_LAST; ++g) {
                 violations[g] += out.violations[g];
             }
@@ -389,10 +430,13 @@ protected:
             }
         }
 
-        for (int c = 0; c < UCT_RC_VARUNA_CAUSE_LAST; ++c) {
-            if (causes[c] > 0) {
-                by_cause << " " << cause_name(c)
-                         << ":" << causes[c];
+        for (int f = 0; f < FAULT_LAST; ++f) {
+            by_cause << ((f == 0) ? " " : "; ") << fault_name(f);
+            for (int c = 0; c < UCT_RC_VARUNA_CAUSE_LAST; ++c) {
+                if (causes[f * UCT_RC_VARUNA_CAUSE_LAST + c] > 0) {
+                    by_cause << " " << cause_name(c) << ":"
+                             << causes[f * UCT_RC_VARUNA_CAUSE_LAST + c];
+                }
             }
         }
         UCS_TEST_MESSAGE << done << " trials in "
@@ -410,6 +454,8 @@ protected:
         EXPECT_EQ(0u, violations[G3_RESULT]) << "wrong results";
         EXPECT_EQ(0u, violations[G4_NO_REBUILD]) << "QPs rebuilt";
         EXPECT_EQ(last - first, done) << "trials not run";
+        EXPECT_EQ(0u, fault_misses) << "port failures without a failover "
+                                       "or with the wrong cause";
         /* a fault that silently did nothing would leave every check green:
          * most draws must fail over (a drop after the last packet, with no
          * port going down, legitimately does not; 67-86 % did in 800 trials
