@@ -667,7 +667,7 @@ sc_mpi_run()
     reports=$(sc_count "$SC_DIR/report.json" '"event":"failover"')
     lost=0
     while IFS= read -r p; do
-        [[ $p == *'"results_lost":'* ]] &&
+        [[ $p == *'"event":"failover"'* ]] &&
             lost=$((lost + $(sc_json results_lost "$p")))
     done <"$SC_DIR/report.json"
     ok_lines=0 missing=0

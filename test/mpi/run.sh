@@ -208,7 +208,8 @@ mpi_run()
     fi
 
     reports=$(grep -c '"event":"failover"' "$d/report.json")
-    lost=$(grep -o '"results_lost":[0-9]*' "$d/report.json" |
+    lost=$(grep '"event":"failover"' "$d/report.json" |
+           grep -o '"results_lost":[0-9]*' |
            awk -F: '{s += $2} END {print s + 0}')
     ok_lines=$(grep -c -E '^rank [0-9]+ \(pid [0-9]+\): OK' "$d/out.log")
     missing=0

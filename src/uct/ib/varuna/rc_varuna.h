@@ -278,11 +278,24 @@ typedef struct uct_rc_varuna_iface {
         uct_rc_varuna_cls_op_t *cls;
         size_t              cls_len;
         ucs_mpool_t         held_mp;          /* uct_rc_varuna_rx_held_t */
-        /* counters, for tests and the report */
+        /* counters of the interface's life, for users (the iface's
+         * "failover" directory in UCX's VFS, the report's totals line at
+         * close) and tests; see uct_rc_varuna_iface_counters */
         unsigned long       qp_created;
         unsigned long       qp_connected;     /* by uct_ep_connect_to_ep() */
-        unsigned long       failovers;
-        unsigned long       reprotected;
+        unsigned long       failovers;        /* started */
+        unsigned long       recovered;        /* ended with a live endpoint */
+        unsigned long       reprotected;      /* lanes that are a standby
+                                                 again */
+        unsigned long       in_flight;        /* classified at failovers */
+        unsigned long       resent_ops;       /* sent again: lost ones */
+        unsigned long       resent_bytes;
+        unsigned long       spared_ops;       /* blanket would have sent
+                                                 them again; executed */
+        unsigned long       reread;           /* executed READs read again */
+        unsigned long       results_lost;     /* fetching atomics */
+        unsigned long       undecided;        /* completed with an error,
+                                                 never resent */
     } fo;
 
     struct {
@@ -776,6 +789,7 @@ unsigned uct_rc_varuna_iface_failover_check(uct_rc_varuna_iface_t *iface);
 ucs_status_t uct_rc_varuna_iface_failover_init(uct_rc_varuna_iface_t *iface,
                          const uct_rc_varuna_iface_config_t *config);
 void uct_rc_varuna_iface_failover_cleanup(uct_rc_varuna_iface_t *iface);
+void uct_rc_varuna_iface_vfs_refresh(uct_iface_h tl_iface);
 const char *uct_rc_varuna_cause_str(uct_rc_varuna_cause_t cause);
 
 /* For tests: fail the active lane of an endpoint as if an error had been

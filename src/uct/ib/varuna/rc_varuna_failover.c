@@ -14,6 +14,9 @@
 #include <uct/ib/base/ib_device.h>
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
+#include <ucs/datastruct/string_buffer.h>
+#include <ucs/vfs/base/vfs_cb.h>
+#include <ucs/vfs/base/vfs_obj.h>
 #include <ucs/time/time.h>
 
 #include <inttypes.h>
@@ -836,6 +839,26 @@ static void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
     fflush(iface->fo.report);
 }
 
+/* A failover's numbers into the interface's counters */
+static void uct_rc_varuna_iface_count_failover(uct_rc_varuna_iface_t *iface,
+                                               const uct_rc_varuna_report_t *rep)
+{
+    unsigned sent_again = rep->resent_ops + rep->reread;
+
+    iface->fo.recovered++;
+    iface->fo.in_flight    += rep->in_flight;
+    iface->fo.resent_ops   += rep->resent_ops;
+    iface->fo.resent_bytes += rep->resent_bytes;
+    iface->fo.reread       += rep->reread;
+    iface->fo.results_lost += rep->results_lost;
+    if (iface->config.recovery == UCT_RC_VARUNA_RECOVERY_VARUNA) {
+        iface->fo.undecided += rep->decided.undecided;
+    }
+    if (rep->blanket_ops > sent_again) {
+        iface->fo.spared_ops += rep->blanket_ops - sent_again;
+    }
+}
+
 /* Everything that was in flight has completed: the failover is over. */
 void uct_rc_varuna_ep_failover_recovered(uct_rc_varuna_ep_t *ep)
 {
@@ -843,6 +866,7 @@ void uct_rc_varuna_ep_failover_recovered(uct_rc_varuna_ep_t *ep)
 
     ep->fo.report.t_recovered = ucs_get_time();
     ep->fo.epoch++;
+    uct_rc_varuna_iface_count_failover(iface, &ep->fo.report);
     uct_rc_varuna_ep_report(iface, ep);
 
     ep->fo.state     = UCT_RC_VARUNA_FO_IDLE;
@@ -1461,8 +1485,82 @@ ucs_status_t uct_rc_varuna_iface_failover_init(uct_rc_varuna_iface_t *iface,
     return UCS_OK;
 }
 
+/* The interface's counters, by name: UCX's VFS shows them (the "failover"
+ * directory of the interface, e.g. through ucx_vfs), the report ends with
+ * them, and tests read them there. */
+static const struct {
+    const char *name;
+    size_t     offset;
+} uct_rc_varuna_iface_counters[] = {
+#define UCT_RC_VARUNA_COUNTER(_name) \
+    {#_name, ucs_offsetof(uct_rc_varuna_iface_t, fo._name)}
+    UCT_RC_VARUNA_COUNTER(failovers),
+    UCT_RC_VARUNA_COUNTER(recovered),
+    UCT_RC_VARUNA_COUNTER(reprotected),
+    UCT_RC_VARUNA_COUNTER(in_flight),
+    UCT_RC_VARUNA_COUNTER(resent_ops),
+    UCT_RC_VARUNA_COUNTER(resent_bytes),
+    UCT_RC_VARUNA_COUNTER(spared_ops),
+    UCT_RC_VARUNA_COUNTER(reread),
+    UCT_RC_VARUNA_COUNTER(results_lost),
+    UCT_RC_VARUNA_COUNTER(undecided),
+    UCT_RC_VARUNA_COUNTER(qp_created),
+    UCT_RC_VARUNA_COUNTER(qp_connected)
+#undef UCT_RC_VARUNA_COUNTER
+};
+
+static unsigned long *
+uct_rc_varuna_iface_counter(uct_rc_varuna_iface_t *iface, unsigned i)
+{
+    return UCS_PTR_BYTE_OFFSET(iface, uct_rc_varuna_iface_counters[i].offset);
+}
+
+void uct_rc_varuna_iface_vfs_refresh(uct_iface_h tl_iface)
+{
+    uct_rc_varuna_iface_t *iface = ucs_derived_of(tl_iface,
+                                                  uct_rc_varuna_iface_t);
+    unsigned i;
+
+    uct_rc_iface_vfs_refresh(tl_iface);
+    ucs_vfs_obj_add_dir(iface, &iface->fo, "failover");
+    for (i = 0; i < ucs_static_array_size(uct_rc_varuna_iface_counters);
+         i++) {
+        ucs_vfs_obj_add_ro_file(&iface->fo, ucs_vfs_show_primitive,
+                                uct_rc_varuna_iface_counter(iface, i),
+                                UCS_VFS_TYPE_ULONG, "%s",
+                                uct_rc_varuna_iface_counters[i].name);
+    }
+}
+
+/* The counters when the interface closes: in the report, and in the log
+ * (info) if anything failed over */
+static void uct_rc_varuna_iface_report_totals(uct_rc_varuna_iface_t *iface)
+{
+    ucs_string_buffer_t strb = UCS_STRING_BUFFER_INITIALIZER;
+    unsigned i;
+
+    for (i = 0; i < ucs_static_array_size(uct_rc_varuna_iface_counters);
+         i++) {
+        ucs_string_buffer_appendf(&strb, "%s\"%s\":%lu", (i == 0) ? "" : ",",
+                                  uct_rc_varuna_iface_counters[i].name,
+                                  *uct_rc_varuna_iface_counter(iface, i));
+    }
+    if (iface->fo.failovers > 0) {
+        ucs_info("rc_varuna: iface %p closes: %s", iface,
+                 ucs_string_buffer_cstr(&strb));
+    }
+    if (iface->fo.report != NULL) {
+        fprintf(iface->fo.report, "{\"event\":\"totals\",\"pid\":%d,"
+                "\"iface\":\"%p\",%s}\n", getpid(), iface,
+                ucs_string_buffer_cstr(&strb));
+        fflush(iface->fo.report);
+    }
+    ucs_string_buffer_cleanup(&strb);
+}
+
 void uct_rc_varuna_iface_failover_cleanup(uct_rc_varuna_iface_t *iface)
 {
+    uct_rc_varuna_iface_report_totals(iface);
     ucs_mpool_cleanup(&iface->fo.held_mp, 1);
     ucs_free(iface->fo.cls);
     if (iface->fo.report != NULL) {

@@ -113,8 +113,9 @@ static ucs_config_field_t uct_rc_varuna_iface_config_table[] = {
      UCS_CONFIG_TYPE_TIME},
 
     {"REPORT", "",
-     "Append one JSON line per failover event to this file (empty: only\n"
-     "the log line at info level).",
+     "Append one JSON line per failover event to this file, and one with\n"
+     "the interface's counters when it closes (empty: only the log lines at\n"
+     "info level; the counters are also in UCX's VFS).",
      ucs_offsetof(uct_rc_varuna_iface_config_t, report),
      UCS_CONFIG_TYPE_STRING},
 
@@ -1440,7 +1441,7 @@ static uct_rc_iface_ops_t uct_rc_varuna_iface_ops = {
     .super = {
         .super = {
             .iface_estimate_perf = uct_rc_varuna_iface_estimate_perf,
-            .iface_vfs_refresh   = uct_rc_iface_vfs_refresh,
+            .iface_vfs_refresh   = uct_rc_varuna_iface_vfs_refresh,
             .ep_query            = (uct_ep_query_func_t)
                                            ucs_empty_function_return_unsupported,
             .ep_invalidate       = uct_rc_varuna_ep_invalidate

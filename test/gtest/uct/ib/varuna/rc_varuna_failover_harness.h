@@ -16,6 +16,8 @@ extern "C" {
 #include <uct/ib/varuna/rc_varuna.h>
 #include <uct/ib/base/ib_device.h>
 #include <ucs/sys/string.h>
+#include <ucs/datastruct/string_buffer.h>
+#include <ucs/vfs/base/vfs_obj.h>
 }
 
 #include <algorithm>
@@ -210,6 +212,28 @@ protected:
     static uct_rc_varuna_iface_t *viface(entity *e)
     {
         return ucs_derived_of(e->iface(), uct_rc_varuna_iface_t);
+    }
+
+    /* A counter of the interface as a user reads it: the file
+     * uct/worker/W/iface/I/failover/NAME of UCX's VFS (ucx_vfs mounts the
+     * same tree); -1 if it is not there */
+    static long vfs_counter(entity *e, const char *name)
+    {
+        ucs_string_buffer_t strb = UCS_STRING_BUFFER_INITIALIZER;
+        ucs_vfs_path_info_t info;
+        char dir[128], path[192];
+        long value = -1;
+
+        ucs_snprintf_zero(dir, sizeof(dir), "/uct/worker/%p/iface/%p",
+                          e->worker(), e->iface());
+        ucs_snprintf_zero(path, sizeof(path), "%s/failover/%s", dir, name);
+        /* the interface's directory is filled when it is looked at */
+        (void)ucs_vfs_path_get_info(dir, &info);
+        if (ucs_vfs_path_read_file(path, &strb) == UCS_OK) {
+            value = strtol(ucs_string_buffer_cstr(&strb), NULL, 10);
+        }
+        ucs_string_buffer_cleanup(&strb);
+        return value;
     }
 
     static port side_port(entity *e, unsigned side)
@@ -1256,7 +1280,14 @@ protected:
                     ucs::to_string(rp_attempts) +
                     " re-protection attempts");
         }
-        out.failovers = viface(m_s)->fo.failovers;
+        /* read as a user reads it; it must say what the transport did */
+        out.failovers = (unsigned)vfs_counter(m_s, "failovers");
+        if ((long)out.failovers != (long)viface(m_s)->fo.failovers) {
+            problem(G2_COMPLETION, "the VFS counter says " +
+                    ucs::to_string((long)out.failovers) + " failovers, " +
+                    ucs::to_string(viface(m_s)->fo.failovers) +
+                    " happened");
+        }
         for (int g = 0; g < G_LAST; ++g) {
             out.violations[g] = m_found.violations[g];
         }

@@ -294,6 +294,40 @@ UCS_TEST_P(test_rc_varuna_failover, cycles_alternating_ports)
     EXPECT_EQ(cycles, viface(m_s)->fo.reprotected);
 }
 
+/* The interface's counters, as a user reads them in UCX's VFS, add up the
+ * failover's report: here the responses die, so every operation executes
+ * and blanket recovery would send the window again. */
+UCS_TEST_P(test_rc_varuna_failover, counters_in_vfs)
+{
+    ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(20);
+
+    setup_pair(NUM_OPS);
+    EXPECT_EQ(0, vfs_counter(m_s, "failovers"));
+    plan(MIXED, NUM_OPS);
+    inject(RESP_DROP, 0);
+    ASSERT_TRUE(post_all(0, WINDOW, deadline));
+    ASSERT_TRUE(post_all(WINDOW, NUM_OPS, deadline) && finish(deadline));
+    verify(true);
+    fail_on_problems("counters_in_vfs");
+
+    const uct_rc_varuna_report_t &rep = vep(m_s)->fo.report;
+    ASSERT_EQ(1, vfs_counter(m_s, "failovers"));
+    EXPECT_EQ(1, vfs_counter(m_s, "recovered"));
+    EXPECT_EQ((long)rep.in_flight, vfs_counter(m_s, "in_flight"));
+    EXPECT_EQ((long)rep.resent_ops, vfs_counter(m_s, "resent_ops"));
+    EXPECT_EQ((long)rep.resent_bytes, vfs_counter(m_s, "resent_bytes"));
+    EXPECT_EQ((long)rep.reread, vfs_counter(m_s, "reread"));
+    EXPECT_EQ((long)rep.results_lost, vfs_counter(m_s, "results_lost"));
+    EXPECT_EQ((long)(rep.blanket_ops - rep.resent_ops - rep.reread),
+              vfs_counter(m_s, "spared_ops"));
+    EXPECT_GT(vfs_counter(m_s, "spared_ops"), 0)
+        << "nothing executed was kept from being sent again";
+    EXPECT_EQ(0, vfs_counter(m_s, "undecided"));
+    EXPECT_EQ((long)viface(m_s)->fo.qp_created,
+              vfs_counter(m_s, "qp_created"));
+    EXPECT_EQ(-1, vfs_counter(m_s, "no_such_counter"));
+}
+
 /* Both paths dead: the endpoint fails through UCX's error path, every
  * operation completes (with an error), nothing hangs. */
 UCS_TEST_P(test_rc_varuna_failover, both_paths_down)
