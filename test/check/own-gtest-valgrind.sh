@@ -4,7 +4,8 @@
 # See file LICENSE for terms.
 #
 # Our failover gtest cases under valgrind's memcheck: no invalid access, no
-# leak (definite or indirect) through failovers of three matrix types and
+# leak (definite or indirect) through failovers of three matrix types, the
+# error paths (a verb failing), the counters read through the VFS and
 # both paths dying (the peer-failure path). A subset: valgrind slows the
 # cases 20 to 50 times, so the RC timeout and the watchdog are longer
 # (below). The 100 fail/restore cycles are left out: under valgrind with
@@ -29,7 +30,8 @@ command -v valgrind >/dev/null || {
 }
 
 fo=rc_varuna/test_rc_varuna_failover
-export GTEST_FILTER=${VALGRIND_FILTER:-$fo.both_paths_down/*:$fo.fail_lane_hook/*:$fo.fadd/0:$fo.am_bcopy/0:$fo.mixed/0}
+ep=rc_varuna/test_rc_varuna_error_paths
+export GTEST_FILTER=${VALGRIND_FILTER:-$fo.both_paths_down/*:$fo.fail_lane_hook/*:$fo.fadd/0:$fo.am_bcopy/0:$fo.mixed/0:$fo.counters_in_vfs/0:$ep.*/0}
 export RC_VARUNA_FI_STEP=${RC_VARUNA_FI_STEP:-3}
 export GTEST_TIMEOUT=${GTEST_TIMEOUT:-1500}
 export UCX_HANDLE_ERRORS=none
