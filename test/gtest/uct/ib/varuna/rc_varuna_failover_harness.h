@@ -112,7 +112,8 @@ public:
     test_rc_varuna_fo_base() : m_s(NULL), m_r(NULL), m_rsc(NULL),
                                m_num_ops(0), m_rev_posted(0),
                                m_ep_errors(0), m_sib_qp_created(0),
-                               m_sib_qp_connected(0) {}
+                               m_sib_qp_connected(0), m_fault(-1),
+                               m_resent_checked(0) {}
 
     virtual void init()
     {
@@ -180,6 +181,11 @@ protected:
         uint64_t                operand;   /* add value, cswap swap value */
         uint64_t                compare;   /* cswap */
         uint64_t                expected;  /* a fetching atomic's result */
+        /* where it went: the lane whose PSNs it took when posted (-1:
+         * none yet), and those PSNs, its log write's included */
+        int                     lane;
+        uint32_t                psn_start;
+        uint32_t                psn_end;
         /* what happened */
         int                     calls;
         ucs_status_t            status;
@@ -643,6 +649,7 @@ protected:
     void plan_reset(unsigned num_ops)
     {
         m_ops.assign(num_ops, op_ctx());
+        m_flush_reqs.clear();
         m_pack.assign(num_ops, pack_arg());
         m_unpack.assign(num_ops, unpack_arg());
         m_am_hdr.assign(num_ops, 0);
@@ -650,6 +657,7 @@ protected:
             m_ops[i].test  = this;
             m_ops[i].index = i;
             m_ops[i].slot  = i;
+            m_ops[i].lane  = -1;
         }
     }
 
@@ -819,13 +827,25 @@ protected:
     {
         for (unsigned i = first; i < last; ++i) {
             ucs_status_t status;
+            uint32_t psn[UCT_RC_VARUNA_NUM_SIDES];
             do {
+                for (unsigned l = 0; l < UCT_RC_VARUNA_NUM_SIDES; ++l) {
+                    psn[l] = vep(m_s)->lane[l].sq_psn;
+                }
                 status = post_op(i);
                 if (status == UCS_ERR_NO_RESOURCE) {
                     progress();
                 }
             } while ((status == UCS_ERR_NO_RESOURCE) &&
                      (ucs_get_time() < deadline));
+            for (unsigned l = 0; l < UCT_RC_VARUNA_NUM_SIDES; ++l) {
+                if (!UCS_STATUS_IS_ERR(status) &&
+                    (vep(m_s)->lane[l].sq_psn != psn[l])) {
+                    m_ops[i].lane      = (int)l;
+                    m_ops[i].psn_start = psn[l];
+                    m_ops[i].psn_end   = vep(m_s)->lane[l].sq_psn;
+                }
+            }
             if (UCS_STATUS_IS_ERR(status)) {
                 problem(G2_COMPLETION, std::string("posting ") +
                         op_name(m_ops[i].type) + " #" + ucs::to_string(i) +
@@ -850,6 +870,7 @@ protected:
     /* The fault on the primary path, starting after packet k */
     void inject(int f, unsigned k)
     {
+        m_fault = f;
         struct softib_rule rule;
         port sp = side_port(m_s, 0), rp = side_port(m_r, 0);
 
@@ -935,9 +956,15 @@ protected:
         uct_completion_t comp;
         ucs_status_t status;
 
+        op_ctx flush = op_ctx();
+        uint32_t psn[UCT_RC_VARUNA_NUM_SIDES];
+
         comp.func   = flush_cb;
         comp.count  = 1;
         comp.status = UCS_OK;
+        for (unsigned l = 0; l < UCT_RC_VARUNA_NUM_SIDES; ++l) {
+            psn[l] = vep(e)->lane[l].sq_psn;
+        }
         do {
             status = uct_ep_flush(e->ep(0), 0, &comp);
             if (status == UCS_ERR_NO_RESOURCE) {
@@ -945,6 +972,17 @@ protected:
             }
         } while ((status == UCS_ERR_NO_RESOURCE) &&
                  (ucs_get_time() < deadline));
+        /* the sender's flush posts a request of its own, which a failover
+         * treats as any operation (verify_resent) */
+        for (unsigned l = 0; (e == m_s) && (l < UCT_RC_VARUNA_NUM_SIDES);
+             ++l) {
+            if (vep(e)->lane[l].sq_psn != psn[l]) {
+                flush.lane      = (int)l;
+                flush.psn_start = psn[l];
+                flush.psn_end   = vep(e)->lane[l].sq_psn;
+                m_flush_reqs.push_back(flush);
+            }
+        }
         if (status == UCS_OK) {
             comp.count = 0;
         } else if (status != UCS_INPROGRESS) {
@@ -1232,6 +1270,70 @@ protected:
         }
     }
 
+    /*
+     * Resend only what was lost: what the failover sent again must be
+     * exactly the requests the receiver never executed on the failed
+     * lane, plus executed READs read again. The truth is the receiver's
+     * QP: its expected PSN once fenced (in the error state, so final) says
+     * how far it executed; the receiver reads it from its QP when it fences
+     * and sends it over (the QP itself may be reset by re-protection by
+     * the time the test looks). Each operation's PSNs were noted when it
+     * was posted, so this does not use the transport's classification.
+     * Checked for one failover of the primary lane after any fault.
+     */
+    bool lost_on_primary(const op_ctx &c, uint32_t rq_psn, unsigned log_psns)
+    {
+        /* the PSN after the request's own packets (its log write follows):
+         * executed iff the receiver expects that or a later one */
+        uint32_t next = (c.psn_end - log_psns) & UCT_RC_VARUNA_PSN_MASK;
+
+        return (c.lane == 0) &&
+               (((rq_psn - next) & UCT_RC_VARUNA_PSN_MASK) >= UCS_BIT(23));
+    }
+
+    void verify_resent()
+    {
+        const uct_rc_varuna_report_t &rep = vep(m_s)->fo.report;
+        unsigned lost = 0, idempotent_executed = 0, log_psns, sent_again;
+
+        if ((m_fault < 0) ||
+            (viface(m_s)->fo.failovers != 1) || (m_ep_errors != 0) ||
+            (rep.failed_lane != 0) || !rep.learned.psn_valid) {
+            return;
+        }
+
+        log_psns = viface(m_s)->config.log_enable ? 1 : 0;
+        for (unsigned i = 0; i < m_ops.size(); ++i) {
+            const op_ctx &c = m_ops[i];
+
+            if (lost_on_primary(c, rep.learned.rq_psn, log_psns)) {
+                ++lost;
+            } else if ((c.lane == 0) && (is_get(c.type) || is_am(c.type))) {
+                ++idempotent_executed;
+            }
+        }
+        for (unsigned i = 0; i < m_flush_reqs.size(); ++i) {
+            lost += lost_on_primary(m_flush_reqs[i], rep.learned.rq_psn,
+                                    log_psns);
+        }
+        /* every lost request is sent again and nothing executed is, but
+         * one: the operation whose log write was lost (sn L+1), when it is
+         * a READ or a SEND, is sent again rather than decided by the PSN
+         * (DESIGN.md section 5.3: read again, or dropped by the receiver
+         * as a duplicate, which verify_am checks) */
+        ++m_resent_checked;
+        sent_again = rep.resent_ops - std::min(rep.resent_ops, rep.reread);
+        if ((rep.resent_ops < rep.reread) || (sent_again < lost) ||
+            (sent_again > lost + std::min(1u, idempotent_executed))) {
+            problem(G1_ONCE, "sent again " + ucs::to_string(rep.resent_ops) +
+                    " operations (" + ucs::to_string(rep.reread) +
+                    " executed READs read again among them); the receiver "
+                    "had not executed " + ucs::to_string(lost) + " (and " +
+                    ucs::to_string(idempotent_executed) + " READs or SENDs "
+                    "it had executed were on the failed lane)");
+        }
+    }
+
     /* Everything the receiver holds and every completion, against the
      * plan. With expect_exact, anything else is a violation; without it
      * (blanket), duplicates are counted instead. */
@@ -1280,6 +1382,9 @@ protected:
                     ucs::to_string(rp_attempts) +
                     " re-protection attempts");
         }
+        if (expect_exact) {
+            verify_resent();
+        }
         /* read as a user reads it; it must say what the transport did */
         out.failovers = (unsigned)vfs_counter(m_s, "failovers");
         if ((long)out.failovers != (long)viface(m_s)->fo.failovers) {
@@ -1316,6 +1421,12 @@ protected:
     unsigned                        m_ep_errors;
     unsigned long                   m_qp_created[2], m_qp_conn[2];
     int64_t                         m_sib_qp_created, m_sib_qp_connected;
+    int                             m_fault;
+    std::vector<op_ctx>             m_flush_reqs;  /* the sender's flush
+                                                      requests (lane, PSNs) */
+    unsigned                        m_resent_checked; /* trials whose
+                                                         resends were
+                                                         checked */
     int                             m_cq_avail[2];
 };
 

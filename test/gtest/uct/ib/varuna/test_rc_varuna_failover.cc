@@ -86,9 +86,13 @@ protected:
         }
         UCS_TEST_MESSAGE << op_name(type) << ": " << trials << " trials, "
                          << failovers << " with a failover, " << results_lost
-                         << " atomic results lost";
+                         << " atomic results lost, what was sent again "
+                         << "checked against the receiver's PSN in "
+                         << m_resent_checked;
         /* port-down faults always fail over */
         EXPECT_GE(failovers, trials / 2);
+        EXPECT_GE(m_resent_checked, trials / 4) << "too few trials had "
+                                                   "their resends checked";
     }
 
 };

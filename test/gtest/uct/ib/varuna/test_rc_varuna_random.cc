@@ -443,7 +443,9 @@ protected:
                          << ucs_time_to_sec(ucs_get_time() - start)
                          << " s, " << failovers << " failed over (detected"
                          << by_cause.str() << "), " << results_lost
-                         << " fetch results lost; violations: G1 "
+                         << " fetch results lost, resends checked against "
+                         << "the receiver's PSN in " << m_resent_checked
+                         << "; violations: G1 "
                          << violations[G1_ONCE] << ", G2 "
                          << violations[G2_COMPLETION] << ", G3 "
                          << violations[G3_RESULT] << ", G4 "
