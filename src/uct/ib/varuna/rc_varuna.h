@@ -288,7 +288,9 @@ typedef struct uct_rc_varuna_iface {
         unsigned long       reprotected;      /* lanes that are a standby
                                                  again */
         unsigned long       in_flight;        /* classified at failovers */
-        unsigned long       resent_ops;       /* sent again: lost ones */
+        unsigned long       resent_ops;       /* sent again: lost ones,
+                                                 and executed READs read
+                                                 again */
         unsigned long       resent_bytes;
         unsigned long       spared_ops;       /* blanket would have sent
                                                  them again; executed */

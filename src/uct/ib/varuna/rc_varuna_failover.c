@@ -843,8 +843,6 @@ static void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
 static void uct_rc_varuna_iface_count_failover(uct_rc_varuna_iface_t *iface,
                                                const uct_rc_varuna_report_t *rep)
 {
-    unsigned sent_again = rep->resent_ops + rep->reread;
-
     iface->fo.recovered++;
     iface->fo.in_flight    += rep->in_flight;
     iface->fo.resent_ops   += rep->resent_ops;
@@ -854,8 +852,9 @@ static void uct_rc_varuna_iface_count_failover(uct_rc_varuna_iface_t *iface,
     if (iface->config.recovery == UCT_RC_VARUNA_RECOVERY_VARUNA) {
         iface->fo.undecided += rep->decided.undecided;
     }
-    if (rep->blanket_ops > sent_again) {
-        iface->fo.spared_ops += rep->blanket_ops - sent_again;
+    /* resent_ops counts executed READs read again too */
+    if (rep->blanket_ops > rep->resent_ops) {
+        iface->fo.spared_ops += rep->blanket_ops - rep->resent_ops;
     }
 }
 

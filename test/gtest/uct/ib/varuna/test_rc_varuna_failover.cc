@@ -322,7 +322,8 @@ UCS_TEST_P(test_rc_varuna_failover, counters_in_vfs)
     EXPECT_EQ((long)rep.resent_bytes, vfs_counter(m_s, "resent_bytes"));
     EXPECT_EQ((long)rep.reread, vfs_counter(m_s, "reread"));
     EXPECT_EQ((long)rep.results_lost, vfs_counter(m_s, "results_lost"));
-    EXPECT_EQ((long)(rep.blanket_ops - rep.resent_ops - rep.reread),
+    /* resent_ops counts the re-read READs too */
+    EXPECT_EQ((long)(rep.blanket_ops - rep.resent_ops),
               vfs_counter(m_s, "spared_ops"));
     EXPECT_GT(vfs_counter(m_s, "spared_ops"), 0)
         << "nothing executed was kept from being sent again";
