@@ -764,35 +764,70 @@ ucs_status_t uct_rc_varuna_lane_connect(uct_rc_varuna_iface_t *iface,
                                         uint32_t dest_qpn, uint32_t rq_psn,
                                         struct ibv_ah_attr *ah_attr,
                                         enum ibv_mtu path_mtu);
+void uct_rc_varuna_ep_rx_held_release(uct_rc_varuna_ep_t *ep);
+
+
+/* rc_varuna_lane.c */
+ucs_status_t uct_rc_varuna_lane_create(uct_rc_varuna_iface_t *iface,
+                                       uct_rc_varuna_ep_t *ep, unsigned side);
+void uct_rc_varuna_lane_destroy(uct_rc_varuna_iface_t *iface,
+                                uct_rc_varuna_ep_t *ep, unsigned side,
+                                uint16_t cq_credits);
 uint32_t uct_rc_varuna_lane_new_psn(uct_rc_varuna_lane_t *lane);
 void uct_rc_varuna_lane_ah(uct_rc_varuna_iface_t *iface,
                            uct_rc_varuna_ep_t *ep, unsigned side,
                            uint16_t lid, const union ibv_gid *peer_gid,
                            struct ibv_ah_attr *ah_attr);
+const char *uct_rc_varuna_lane_str(uct_rc_varuna_iface_t *iface,
+                                   unsigned side, char *buf, size_t max);
+int uct_rc_varuna_lane_rq_psn(uct_rc_varuna_lane_t *lane, uint32_t *psn_p);
+void uct_rc_varuna_lane_fence(uct_rc_varuna_lane_t *lane);
 
 
-void uct_rc_varuna_ep_rx_held_release(uct_rc_varuna_ep_t *ep);
-
-
-/* rc_varuna_failover.c */
+/* rc_varuna_failover.c: the failover's state machine; each event enters it
+ * through one of these */
 void uct_rc_varuna_ep_failover(uct_rc_varuna_ep_t *ep, unsigned lane,
                                uct_rc_varuna_cause_t cause);
+void uct_rc_varuna_ep_failover_drained(uct_rc_varuna_ep_t *ep);
+void uct_rc_varuna_ep_failover_log_read(uct_rc_varuna_ep_t *ep);
+void uct_rc_varuna_ep_failover_peer_fenced(uct_rc_varuna_ep_t *ep,
+                                           const uct_rc_varuna_ctrl_msg_t *msg);
 void uct_rc_varuna_ep_failover_progress(uct_rc_varuna_ep_t *ep);
-void uct_rc_varuna_ep_standby_later(uct_rc_varuna_ep_t *ep);
 void uct_rc_varuna_ep_failover_recovered(uct_rc_varuna_ep_t *ep);
-void uct_rc_varuna_ep_ctrl_completion(uct_rc_varuna_ep_t *ep, unsigned lane,
-                                      struct ibv_wc *wc);
-void uct_rc_varuna_ep_ctrl_recv(uct_rc_varuna_ep_t *ep, unsigned lane,
-                                const uct_rc_varuna_ctrl_msg_t *msg,
-                                unsigned length);
 void uct_rc_varuna_ep_fail(uct_rc_varuna_ep_t *ep, ucs_status_t status);
 void uct_rc_varuna_ep_failover_cleanup(uct_rc_varuna_ep_t *ep);
 unsigned uct_rc_varuna_iface_failover_check(uct_rc_varuna_iface_t *iface);
 ucs_status_t uct_rc_varuna_iface_failover_init(uct_rc_varuna_iface_t *iface,
                          const uct_rc_varuna_iface_config_t *config);
 void uct_rc_varuna_iface_failover_cleanup(uct_rc_varuna_iface_t *iface);
-void uct_rc_varuna_iface_vfs_refresh(uct_iface_h tl_iface);
 const char *uct_rc_varuna_cause_str(uct_rc_varuna_cause_t cause);
+
+
+/* rc_varuna_reprotect.c: control requests and messages, re-protection */
+uct_rc_varuna_ctrl_msg_t *
+uct_rc_varuna_ep_queue_msg(uct_rc_varuna_ep_t *ep,
+                           uct_rc_varuna_ctrl_type_t type, unsigned lane,
+                           uint32_t psn, uint32_t attempt);
+void uct_rc_varuna_ep_ctrl_kick(uct_rc_varuna_ep_t *ep);
+void uct_rc_varuna_ep_ctrl_completion(uct_rc_varuna_ep_t *ep, unsigned lane,
+                                      struct ibv_wc *wc);
+void uct_rc_varuna_ep_ctrl_recv(uct_rc_varuna_ep_t *ep, unsigned lane,
+                                const uct_rc_varuna_ctrl_msg_t *msg,
+                                unsigned length);
+void uct_rc_varuna_ep_standby_later(uct_rc_varuna_ep_t *ep);
+void uct_rc_varuna_ep_reprotect_list(uct_rc_varuna_ep_t *ep);
+void uct_rc_varuna_ep_reprotect_unlist(uct_rc_varuna_ep_t *ep);
+void uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
+                                    uct_rc_varuna_ep_t *ep, ucs_time_t now);
+
+
+/* rc_varuna_report.c */
+void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
+                             uct_rc_varuna_ep_t *ep);
+void uct_rc_varuna_iface_count_failover(uct_rc_varuna_iface_t *iface,
+                                        const uct_rc_varuna_report_t *rep);
+void uct_rc_varuna_iface_report_totals(uct_rc_varuna_iface_t *iface);
+void uct_rc_varuna_iface_vfs_refresh(uct_iface_h tl_iface);
 
 /* For tests: fail the active lane of an endpoint as if an error had been
  * detected on it. */

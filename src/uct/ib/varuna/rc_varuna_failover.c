@@ -11,12 +11,8 @@
 #include "rc_varuna.h"
 #include "rc_varuna_impl.h"
 
-#include <uct/ib/base/ib_device.h>
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
-#include <ucs/datastruct/string_buffer.h>
-#include <ucs/vfs/base/vfs_cb.h>
-#include <ucs/vfs/base/vfs_obj.h>
 #include <ucs/time/time.h>
 
 #include <inttypes.h>
@@ -64,7 +60,6 @@
  * and the query of its expected PSN for the peer.
  */
 
-
 /* Resend flags of a record, set when a failover decides it */
 enum {
     UCT_RC_VARUNA_OP_FLAG_RESEND      = UCS_BIT(1), /* post again, logged */
@@ -87,331 +82,10 @@ const char *uct_rc_varuna_cause_str(uct_rc_varuna_cause_t cause)
            uct_rc_varuna_cause_names[cause] : "unknown";
 }
 
-static UCS_F_ALWAYS_INLINE unsigned uct_rc_varuna_other_lane(unsigned lane)
-{
-    return UCT_RC_VARUNA_NUM_SIDES - 1 - lane;
-}
-
-static const char *uct_rc_varuna_lane_str(uct_rc_varuna_iface_t *iface,
-                                          unsigned side, char *buf,
-                                          size_t max)
-{
-    uct_rc_varuna_md_t *md = uct_rc_varuna_iface_md(iface);
-    uct_ib_device_t *dev   = iface->side[side].separate ?
-                             &md->standby_md->dev : &md->super.dev;
-
-    ucs_snprintf_zero(buf, max, "%s:%d", uct_ib_device_name(dev),
-                      iface->side[side].port_num);
-    return buf;
-}
-
-/* The lane control messages travel on: the one we fail over to while
- * fencing, the active one otherwise. */
-static unsigned uct_rc_varuna_ep_msg_lane(uct_rc_varuna_ep_t *ep)
-{
-    return (ep->fo.state == UCT_RC_VARUNA_FO_FENCING) ?
-           uct_rc_varuna_other_lane(ep->fo.failed_lane) : ep->active;
-}
-
-
-/* ------------------------------------------------------------------------
- * Control requests: outside the operations' sequence and send credits (each
- * QP has UCT_RC_VARUNA_CTRL_WR_RESERVE entries of its own for them), but
- * holding a CQ entry like any request.
- * ------------------------------------------------------------------------ */
-
-static int uct_rc_varuna_ctrl_room(uct_rc_varuna_iface_t *iface,
-                                   uct_rc_varuna_ep_t *ep, unsigned lane)
-{
-    return (ep->lane[lane].qp != NULL) &&
-           (ep->fo.ctrl_inflight[lane] < UCT_RC_VARUNA_CTRL_WR_RESERVE) &&
-           (iface->super.tx.cq_available > 0);
-}
-
-static ucs_status_t uct_rc_varuna_ctrl_post(uct_rc_varuna_iface_t *iface,
-                                            uct_rc_varuna_ep_t *ep,
-                                            unsigned lane,
-                                            uct_rc_varuna_ctrl_wr_t kind,
-                                            struct ibv_send_wr *wr)
-{
-    struct ibv_send_wr *bad_wr;
-    int ret;
-
-    wr->wr_id       = UCT_RC_VARUNA_WRID_CTRL | kind;
-    wr->send_flags |= IBV_SEND_SIGNALED;
-    wr->next        = NULL;
-
-    uct_ib_log_post_send(&iface->super.super, ep->lane[lane].qp, wr, INT_MAX,
-                         NULL);
-    ret = ibv_post_send(ep->lane[lane].qp, wr, &bad_wr);
-    if (ret != 0) {
-        /* the caller's path decides what follows (posted again later, or
-         * the other decision path) and says so */
-        ucs_diag("rc_varuna: ep %p: ibv_post_send(qp 0x%x) of control "
-                 "request %d failed: %s", ep, ep->lane[lane].qp->qp_num,
-                 kind, strerror(ret));
-        return UCS_ERR_IO_ERROR;
-    }
-
-    ep->fo.ctrl_inflight[lane]++;
-    iface->super.tx.cq_available--;
-    if (kind != UCT_RC_VARUNA_CTRL_WR_DRAIN) {
-        /* its packets take PSNs of the lane like any request: the PSN
-         * accounting of a later failover on this lane must see them */
-        ep->lane[lane].sq_psn = uct_rc_varuna_psn_add(
-                ep->lane[lane].sq_psn,
-                uct_rc_varuna_psn_count((wr->opcode == IBV_WR_RDMA_READ) ?
-                                        UCT_RC_VARUNA_KIND_READ :
-                                        UCT_RC_VARUNA_KIND_SEND,
-                                        (wr->num_sge > 0) ?
-                                        wr->sg_list[0].length : 0,
-                                        ep->lane[lane].path_mtu));
-    }
-    return UCS_OK;
-}
-
-/* A request posted on the QP in error comes back, flushed, after all the
- * requests before it: then every completion of the lane is in. */
-static ucs_status_t uct_rc_varuna_post_drain(uct_rc_varuna_iface_t *iface,
-                                             uct_rc_varuna_ep_t *ep)
-{
-    struct ibv_send_wr wr;
-
-    memset(&wr, 0, sizeof(wr));
-    wr.opcode = IBV_WR_RDMA_WRITE;
-    return uct_rc_varuna_ctrl_post(iface, ep, ep->fo.failed_lane,
-                                   UCT_RC_VARUNA_CTRL_WR_DRAIN, &wr);
-}
-
-static ucs_status_t uct_rc_varuna_post_msg(uct_rc_varuna_iface_t *iface,
-                                           uct_rc_varuna_ep_t *ep,
-                                           unsigned lane)
-{
-    struct ibv_send_wr wr;
-    struct ibv_sge sge;
-
-    sge.addr   = (uintptr_t)&ep->fo.msgq[ep->fo.msgq_head];
-    sge.length = sizeof(uct_rc_varuna_ctrl_msg_t);
-    sge.lkey   = 0;
-
-    memset(&wr, 0, sizeof(wr));
-    wr.opcode     = IBV_WR_SEND;
-    wr.sg_list    = &sge;
-    wr.num_sge    = 1;
-    /* inline: the entry is free again once posted; solicited: a peer
-     * sleeping in wakeup mode must wake for it */
-    wr.send_flags = IBV_SEND_INLINE | IBV_SEND_SOLICITED;
-    return uct_rc_varuna_ctrl_post(iface, ep, lane, UCT_RC_VARUNA_CTRL_WR_MSG,
-                                   &wr);
-}
-
-/* One-sided: the peer's CPU plays no part. */
-static ucs_status_t uct_rc_varuna_post_log_read(uct_rc_varuna_iface_t *iface,
-                                                uct_rc_varuna_ep_t *ep,
-                                                unsigned lane)
-{
-    struct ibv_send_wr wr;
-    struct ibv_sge sge;
-
-    sge.addr   = (uintptr_t)uct_rc_varuna_desc_data(ep->fo.log_desc);
-    sge.length = sizeof(uint64_t);
-    sge.lkey   = ep->fo.log_desc->lkey[lane];
-
-    memset(&wr, 0, sizeof(wr));
-    wr.opcode              = IBV_WR_RDMA_READ;
-    wr.sg_list             = &sge;
-    wr.num_sge             = 1;
-    wr.wr.rdma.remote_addr = ep->peer_log.addr;
-    wr.wr.rdma.rkey        = ep->peer_log.rkey[lane];
-    return uct_rc_varuna_ctrl_post(iface, ep, lane,
-                                   UCT_RC_VARUNA_CTRL_WR_LOG_READ, &wr);
-}
-
-/* Room for a message other than FAILOVER (the last entries are kept for
- * FAILOVERs) */
-static int uct_rc_varuna_ep_msgq_room(uct_rc_varuna_ep_t *ep)
-{
-    return ep->fo.msgq_count <
-           (UCT_RC_VARUNA_CTRL_MSGQ_LEN - UCT_RC_VARUNA_CTRL_MSGQ_FO);
-}
-
-/* Queue a message behind those waiting; returns it (for more fields), or
- * NULL when there is no room. */
-static uct_rc_varuna_ctrl_msg_t *
-uct_rc_varuna_ep_queue_msg(uct_rc_varuna_ep_t *ep,
-                           uct_rc_varuna_ctrl_type_t type, unsigned lane,
-                           uint32_t psn, uint32_t attempt)
-{
-    uct_rc_varuna_ctrl_msg_t *msg;
-
-    if (((type != UCT_RC_VARUNA_CTRL_FAILOVER) &&
-         !uct_rc_varuna_ep_msgq_room(ep)) ||
-        (ep->fo.msgq_count == UCT_RC_VARUNA_CTRL_MSGQ_LEN)) {
-        return NULL;
-    }
-
-    msg = &ep->fo.msgq[(ep->fo.msgq_head + ep->fo.msgq_count) %
-                       UCT_RC_VARUNA_CTRL_MSGQ_LEN];
-    ep->fo.msgq_count++;
-    memset(msg, 0, sizeof(*msg));
-    msg->rc_hdr.am_id = UCT_RC_VARUNA_CTRL_AM_ID;
-    msg->type         = (uint8_t)type;
-    msg->lane         = (uint8_t)lane;
-    msg->epoch        = ep->fo.epoch;
-    msg->psn          = psn;
-    msg->attempt      = attempt;
-    return msg;
-}
-
-/* Our port of a lane, for the peer to connect to (REPROTECT_REQ and _ACK) */
-static void uct_rc_varuna_msg_port_addr(uct_rc_varuna_iface_t *iface,
-                                        uct_rc_varuna_ctrl_msg_t *msg,
-                                        unsigned lane)
-{
-    uct_rc_varuna_side_t *s = &iface->side[lane];
-
-    msg->flags |= UCT_RC_VARUNA_CTRL_FLAG_PORT_ADDR;
-    msg->lid    = s->lid;
-    if (s->is_global) {
-        msg->flags |= UCT_RC_VARUNA_CTRL_FLAG_GLOBAL;
-        memcpy(&msg->gid, &s->gid, sizeof(s->gid));
-    }
-}
-
-/* The peer's port of a lane as its REPROTECT_REQ or _ACK gives it */
-static void uct_rc_varuna_ep_msg_peer_addr(uct_rc_varuna_iface_t *iface,
-                                           uct_rc_varuna_ep_t *ep,
-                                           const uct_rc_varuna_ctrl_msg_t *msg)
-{
-    union ibv_gid gid;
-
-    if (!(msg->flags & UCT_RC_VARUNA_CTRL_FLAG_PORT_ADDR)) {
-        return;
-    }
-    memcpy(&gid, &msg->gid, sizeof(gid));
-    uct_rc_varuna_lane_ah(iface, ep, msg->lane, msg->lid,
-                          (msg->flags & UCT_RC_VARUNA_CTRL_FLAG_GLOBAL) ?
-                          &gid : NULL, &ep->fo.peer_ah[msg->lane]);
-}
-
-static void uct_rc_varuna_ep_reprotect_list(uct_rc_varuna_ep_t *ep);
-
-/* Post the control requests that wait, as far as there is room. */
-static void uct_rc_varuna_ep_ctrl_kick(uct_rc_varuna_ep_t *ep)
-{
-    uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
-    unsigned lane;
-
-    if ((ep->fo.ctrl_pending & UCS_BIT(UCT_RC_VARUNA_CTRL_WR_DRAIN)) &&
-        uct_rc_varuna_ctrl_room(iface, ep, ep->fo.failed_lane)) {
-        ep->fo.ctrl_pending &= ~UCS_BIT(UCT_RC_VARUNA_CTRL_WR_DRAIN);
-        if (uct_rc_varuna_post_drain(iface, ep) != UCS_OK) {
-            /* a QP in error that takes nothing: it has nothing more to
-             * give back either */
-            ep->fo.flags |= UCT_RC_VARUNA_FO_DRAINED;
-        }
-    }
-
-    /* messages in order, as far as the lane has room */
-    lane = uct_rc_varuna_ep_msg_lane(ep);
-    while ((ep->fo.msgq_count > 0) &&
-           uct_rc_varuna_ctrl_room(iface, ep, lane)) {
-        if (uct_rc_varuna_post_msg(iface, ep, lane) != UCS_OK) {
-            /* kept, and posted again by the next kick: the failover's
-             * progress, or the periodic pass (reprotect_try) */
-            uct_rc_varuna_ep_reprotect_list(ep);
-            break;
-        }
-        ep->fo.msgq_head   = (ep->fo.msgq_head + 1) %
-                             UCT_RC_VARUNA_CTRL_MSGQ_LEN;
-        ep->fo.msgq_count--;
-    }
-
-    lane = uct_rc_varuna_other_lane(ep->fo.failed_lane);
-    if ((ep->fo.ctrl_pending & UCS_BIT(UCT_RC_VARUNA_CTRL_WR_LOG_READ)) &&
-        uct_rc_varuna_ctrl_room(iface, ep, lane)) {
-        if (ep->fo.log_desc == NULL) {
-            ep->fo.log_desc = ucs_mpool_get(&iface->short_desc_mp);
-        }
-        if (ep->fo.log_desc != NULL) {
-            ep->fo.ctrl_pending &= ~UCS_BIT(UCT_RC_VARUNA_CTRL_WR_LOG_READ);
-            if (uct_rc_varuna_post_log_read(iface, ep, lane) != UCS_OK) {
-                /* the other decision path: the peer's expected PSN, as
-                 * with UCX_RC_VARUNA_LOG=n */
-                ucs_diag("rc_varuna: ep %p: the log READ could not be "
-                         "posted, the peer's expected PSN decides", ep);
-                ep->fo.flags |= UCT_RC_VARUNA_FO_LOG_FAILED |
-                                UCT_RC_VARUNA_FO_LOG_DONE;
-            }
-        }
-    }
-}
-
 
 /* ------------------------------------------------------------------------
  * Detection and fence
  * ------------------------------------------------------------------------ */
-
-/* The expected PSN of our QP on a lane: which of the peer's requests it
- * has executed (section 3.4). Queried after the QP is in ERR, so final. */
-static int uct_rc_varuna_lane_rq_psn(uct_rc_varuna_lane_t *lane,
-                                     uint32_t *psn_p)
-{
-    struct ibv_qp_init_attr init_attr;
-    struct ibv_qp_attr attr;
-
-    int ret;
-
-    ret = ibv_query_qp(lane->qp, &attr, IBV_QP_RQ_PSN, &init_attr);
-    if (ret != 0) {
-        ucs_error("rc_varuna: ibv_query_qp(0x%x) failed: %s; the peer is "
-                  "told our expected PSN is unknown", lane->qp->qp_num,
-                  strerror(ret));
-        return 0;
-    }
-    *psn_p = attr.rq_psn;
-    return 1;
-}
-
-static void uct_rc_varuna_lane_fence(uct_rc_varuna_lane_t *lane)
-{
-    if ((lane->qp != NULL) && (lane->state != UCT_RC_VARUNA_LANE_FAILED)) {
-        uct_ib_modify_qp(lane->qp, IBV_QPS_ERR);
-        lane->err_count++;
-        lane->err_time = ucs_get_time();
-    }
-    lane->state = UCT_RC_VARUNA_LANE_FAILED;
-}
-
-static void uct_rc_varuna_ep_reprotect_list(uct_rc_varuna_ep_t *ep)
-{
-    uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
-
-    if (!ep->fo.rp_listed) {
-        ucs_list_add_tail(&iface->fo.reprotect, &ep->fo.rp_list);
-        ep->fo.rp_listed = 1;
-    }
-}
-
-static void uct_rc_varuna_ep_reprotect_unlist(uct_rc_varuna_ep_t *ep)
-{
-    if (ep->fo.rp_listed) {
-        ucs_list_del(&ep->fo.rp_list);
-        ep->fo.rp_listed = 0;
-    }
-}
-
-/* The standby lane could not be connected with the endpoint (a port of it
- * was down): it is connected as a failed lane is, by re-protection, once
- * the ports are up. Its QP is new, so there is nothing to fence. */
-void uct_rc_varuna_ep_standby_later(uct_rc_varuna_ep_t *ep)
-{
-    ucs_diag("rc_varuna: ep %p: standby port down, the standby lane is "
-             "connected when it is up", ep);
-    ep->lane[UCT_RC_VARUNA_SIDE_STANDBY].state = UCT_RC_VARUNA_LANE_FAILED;
-    ep->has_standby                            = 0;
-    uct_rc_varuna_ep_reprotect_list(ep);
-}
 
 void uct_rc_varuna_ep_failover(uct_rc_varuna_ep_t *ep, unsigned lane,
                                uct_rc_varuna_cause_t cause)
@@ -772,92 +446,6 @@ void uct_rc_varuna_ep_failover_progress(uct_rc_varuna_ep_t *ep)
     uct_rc_varuna_ep_promote(iface, ep);
 }
 
-static void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
-                                    uct_rc_varuna_ep_t *ep)
-{
-    uct_rc_varuna_report_t *rep             = &ep->fo.report;
-    const uct_rc_varuna_cls_summary_t *dec  = &rep->decided;
-    const uct_rc_varuna_cls_input_t *learnt = &rep->learned;
-    double decide_us, recover_us;
-    char from[64], to[64], log_sn[32], peer_rq_psn[16];
-
-    decide_us  = ucs_time_to_usec(rep->t_decided - rep->t_detect);
-    recover_us = ucs_time_to_usec(rep->t_recovered - rep->t_detect);
-    uct_rc_varuna_lane_str(iface, rep->failed_lane, from, sizeof(from));
-    uct_rc_varuna_lane_str(iface, rep->new_lane, to, sizeof(to));
-
-    ucs_info("rc_varuna: ep %p failover %s -> %s (%s, %s): %u in flight, "
-             "%u executed, %u lost, %u undecided (log %u, psn %u, "
-             "idempotent %u), %u found acknowledged; resent %u ops %zu bytes "
-             "(blanket: %u ops %zu bytes); %u results lost; recovered in "
-             "%.0f us", ep, from, to, uct_rc_varuna_cause_str(rep->cause),
-             (iface->config.recovery == UCT_RC_VARUNA_RECOVERY_VARUNA) ?
-             "varuna" : "blanket", rep->in_flight, dec->executed, dec->lost,
-             dec->undecided, dec->by_log, dec->by_psn, dec->by_idempotence,
-             rep->acked, rep->resent_ops, rep->resent_bytes, rep->blanket_ops,
-             rep->blanket_bytes, rep->results_lost, recover_us);
-
-    if (iface->fo.report == NULL) {
-        return;
-    }
-
-    /* what the failover could not learn is null, not a made-up number */
-    if (learnt->log_valid) {
-        ucs_snprintf_zero(log_sn, sizeof(log_sn), "%" PRIu64, learnt->log_sn);
-    } else {
-        ucs_strncpy_zero(log_sn, "null", sizeof(log_sn));
-    }
-    if (learnt->psn_valid) {
-        ucs_snprintf_zero(peer_rq_psn, sizeof(peer_rq_psn), "%u",
-                          learnt->rq_psn);
-    } else {
-        ucs_strncpy_zero(peer_rq_psn, "null", sizeof(peer_rq_psn));
-    }
-
-    fprintf(iface->fo.report,
-            "{\"event\":\"failover\",\"pid\":%d,\"ep\":\"%p\",\"epoch\":%u,"
-            "\"cause\":\"%s\",\"from\":\"%s\",\"to\":\"%s\","
-            "\"recovery\":\"%s\",\"log\":%s,\"acked\":%u,\"in_flight\":%u,"
-            "\"executed\":%u,\"lost\":%u,\"undecided\":%u,"
-            "\"decided_by\":{\"log\":%u,\"psn\":%u,\"idempotent\":%u},"
-            "\"conflicts\":%u,\"results_lost\":%u,\"reread\":%u,"
-            "\"resent_ops\":%u,\"resent_bytes\":%zu,"
-            "\"blanket_ops\":%u,\"blanket_bytes\":%zu,"
-            "\"log_sn\":%s,\"peer_rq_psn\":%s,"
-            "\"detect_to_decided_us\":%.1f,\"detect_to_recovered_us\":%.1f,"
-            "\"qp_created\":%lu,\"qp_connected\":%lu}\n",
-            getpid(), ep, ep->fo.epoch, uct_rc_varuna_cause_str(rep->cause),
-            from, to,
-            (iface->config.recovery == UCT_RC_VARUNA_RECOVERY_VARUNA) ?
-            "varuna" : "blanket", iface->config.log_enable ? "true" : "false",
-            rep->acked, rep->in_flight, dec->executed, dec->lost,
-            dec->undecided, dec->by_log, dec->by_psn, dec->by_idempotence,
-            dec->conflicts, rep->results_lost, rep->reread, rep->resent_ops,
-            rep->resent_bytes, rep->blanket_ops, rep->blanket_bytes,
-            log_sn, peer_rq_psn, decide_us, recover_us,
-            iface->fo.qp_created, iface->fo.qp_connected);
-    fflush(iface->fo.report);
-}
-
-/* A failover's numbers into the interface's counters */
-static void uct_rc_varuna_iface_count_failover(uct_rc_varuna_iface_t *iface,
-                                               const uct_rc_varuna_report_t *rep)
-{
-    iface->fo.recovered++;
-    iface->fo.in_flight    += rep->in_flight;
-    iface->fo.resent_ops   += rep->resent_ops;
-    iface->fo.resent_bytes += rep->resent_bytes;
-    iface->fo.reread       += rep->reread;
-    iface->fo.results_lost += rep->results_lost;
-    if (iface->config.recovery == UCT_RC_VARUNA_RECOVERY_VARUNA) {
-        iface->fo.undecided += rep->decided.undecided;
-    }
-    /* resent_ops counts executed READs read again too */
-    if (rep->blanket_ops > rep->resent_ops) {
-        iface->fo.spared_ops += rep->blanket_ops - rep->resent_ops;
-    }
-}
-
 /* Everything that was in flight has completed: the failover is over. */
 void uct_rc_varuna_ep_failover_recovered(uct_rc_varuna_ep_t *ep)
 {
@@ -902,10 +490,6 @@ void uct_rc_varuna_ep_failover_cleanup(uct_rc_varuna_ep_t *ep)
     uct_rc_varuna_ep_reprotect_unlist(ep);
 }
 
-
-/* ------------------------------------------------------------------------
- * Completions of control requests
- * ------------------------------------------------------------------------ */
 
 /*
  * Every completion of the failed lane is in: the drain marker was posted
@@ -953,65 +537,22 @@ static void uct_rc_varuna_ep_drained(uct_rc_varuna_iface_t *iface,
     uct_rc_iface_add_cq_credits(&iface->super, num_wr);
 }
 
-static void uct_rc_varuna_ep_reprotect_probed(uct_rc_varuna_iface_t *iface,
-                                              uct_rc_varuna_ep_t *ep,
-                                              unsigned lane);
 
-void uct_rc_varuna_ep_ctrl_completion(uct_rc_varuna_ep_t *ep, unsigned lane,
-                                      struct ibv_wc *wc)
+/* The drain marker came back: every completion of the failed lane is in */
+void uct_rc_varuna_ep_failover_drained(uct_rc_varuna_ep_t *ep)
 {
-    uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
-    unsigned kind                = (unsigned)(wc->wr_id & 0xff);
-    int probe;
-
-    ucs_assert(ep->fo.ctrl_inflight[lane] > 0);
-    ep->fo.ctrl_inflight[lane]--;
-    uct_rc_iface_add_cq_credits(&iface->super, 1);
-
-    /* a re-protection probe (a failed one fails the lane below) */
-    probe = (kind == UCT_RC_VARUNA_CTRL_WR_LOG_READ) &&
-            (ep->fo.rp_probing & UCS_BIT(lane));
-    ep->fo.rp_probing &= ~UCS_BIT(lane);
-
-    if (kind == UCT_RC_VARUNA_CTRL_WR_DRAIN) {
-        /* flushed, behind everything the failed lane had */
-        if ((ep->fo.state == UCT_RC_VARUNA_FO_FENCING) &&
-            (lane == ep->fo.failed_lane)) {
-            ep->fo.flags |= UCT_RC_VARUNA_FO_DRAINED;
-            uct_rc_varuna_ep_drained(iface, ep);
-            uct_rc_varuna_ep_failover_progress(ep);
-        }
+    if (ep->fo.state != UCT_RC_VARUNA_FO_FENCING) {
         return;
     }
+    ep->fo.flags |= UCT_RC_VARUNA_FO_DRAINED;
+    uct_rc_varuna_ep_drained(uct_rc_varuna_ep_iface(ep), ep);
+    uct_rc_varuna_ep_failover_progress(ep);
+}
 
-    if (wc->status != IBV_WC_SUCCESS) {
-        if (ep->fo.state == UCT_RC_VARUNA_FO_DEAD) {
-            return;
-        }
-        ucs_diag("rc_varuna: ep %p: control request %u on lane %u failed: "
-                 "%s", ep, kind, lane, ibv_wc_status_str(wc->status));
-        if ((ep->fo.state == UCT_RC_VARUNA_FO_FENCING) &&
-            (lane != ep->fo.failed_lane)) {
-            /* the lane we were failing over to is dead too */
-            uct_rc_varuna_ep_fail(ep, UCS_ERR_ENDPOINT_TIMEOUT);
-        } else if (lane == ep->active) {
-            uct_rc_varuna_ep_failover(ep, lane,
-                                      (wc->status == IBV_WC_RETRY_EXC_ERR) ?
-                                      UCT_RC_VARUNA_CAUSE_RETRY_EXC :
-                                      UCT_RC_VARUNA_CAUSE_WC_ERROR);
-        } else {
-            uct_rc_varuna_ep_failover(ep, lane, UCT_RC_VARUNA_CAUSE_WC_ERROR);
-        }
-        return;
-    }
-
-    if (probe) {
-        uct_rc_varuna_ep_reprotect_probed(iface, ep, lane);
-        return;
-    }
-
-    if ((kind == UCT_RC_VARUNA_CTRL_WR_LOG_READ) &&
-        (ep->fo.state == UCT_RC_VARUNA_FO_FENCING)) {
+/* The READ of our log word at the peer completed */
+void uct_rc_varuna_ep_failover_log_read(uct_rc_varuna_ep_t *ep)
+{
+    if (ep->fo.state == UCT_RC_VARUNA_FO_FENCING) {
         ep->fo.log_sn  = *(uint64_t*)uct_rc_varuna_desc_data(ep->fo.log_desc);
         ep->fo.flags  |= UCT_RC_VARUNA_FO_LOG_DONE;
         ucs_debug("rc_varuna: ep %p: log word at the peer is %" PRIu64, ep,
@@ -1020,305 +561,32 @@ void uct_rc_varuna_ep_ctrl_completion(uct_rc_varuna_ep_t *ep, unsigned lane,
     uct_rc_varuna_ep_failover_progress(ep);
 }
 
-
-/* ------------------------------------------------------------------------
- * Re-protection (section 5.6)
- * ------------------------------------------------------------------------ */
-
-static int uct_rc_varuna_ep_lane_port_up(uct_rc_varuna_iface_t *iface,
-                                         unsigned lane)
-{
-    return !uct_rc_varuna_md_port_down(uct_rc_varuna_iface_md(iface), lane,
-                                       iface->side[lane].port_num);
-}
-
-/* Tell the peer its re-protected lane is the standby (when the message
- * slot is free; otherwise the next check does) */
-static void uct_rc_varuna_ep_reprotect_send_done(uct_rc_varuna_ep_t *ep)
-{
-    unsigned lane = ep->fo.rp_lane;
-
-    if (!ep->fo.rp_done_pending || !uct_rc_varuna_ep_msgq_room(ep)) {
-        return;
-    }
-    ep->fo.rp_done_pending = 0;
-    if (ep->lane[lane].state == UCT_RC_VARUNA_LANE_STANDBY) {
-        uct_rc_varuna_ep_queue_msg(ep, UCT_RC_VARUNA_CTRL_REPROTECT_DONE,
-                                   lane, 0, ep->fo.rp_attempt);
-        uct_rc_varuna_ep_ctrl_kick(ep);
-        if (ep->fo.msgq_count == 0) {
-            uct_rc_varuna_ep_reprotect_unlist(ep);
-        }
-    }
-}
-
-/* The initiator resets its failed lane and asks the peer to do the same. */
-static void uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
-                                           uct_rc_varuna_ep_t *ep,
-                                           ucs_time_t now)
-{
-    unsigned lane = uct_rc_varuna_other_lane(ep->active);
-    uct_rc_varuna_ctrl_msg_t *msg;
-
-    if (ep->fo.msgq_count > 0) {
-        uct_rc_varuna_ep_ctrl_kick(ep); /* ones that could not be posted */
-    }
-    uct_rc_varuna_ep_reprotect_send_done(ep);
-    if (!ep->fo.initiator || (ep->fo.state != UCT_RC_VARUNA_FO_IDLE) ||
-        (ep->fo.msgq_count > 0)) {
-        return; /* a new request only once the last messages are out */
-    }
-
-    if (ep->lane[lane].state == UCT_RC_VARUNA_LANE_RECONNECTING) {
-        if (ep->fo.rp_probing & UCS_BIT(lane)) {
-            return; /* its READ completes or fails by itself */
-        }
-        if (now < ep->fo.rp_sent + iface->config.reprotect_timeout) {
-            return;
-        }
-        ucs_debug("rc_varuna: ep %p: no answer to re-protection %u", ep,
-                  ep->fo.rp_attempt);
-        ep->lane[lane].state = UCT_RC_VARUNA_LANE_FAILED;
-    }
-
-    if ((ep->lane[lane].state != UCT_RC_VARUNA_LANE_FAILED) ||
-        !uct_rc_varuna_ep_lane_port_up(iface, lane) ||
-        !uct_rc_varuna_ctrl_room(iface, ep, ep->active)) {
-        return;
-    }
-
-    if (ep->fo.rp_nacked &&
-        (now < ep->fo.rp_sent + iface->config.reprotect_timeout)) {
-        /* the peer's port was down or it was busy: asking every interval
-         * would cost two messages per endpoint for as long as its port
-         * stays down */
-        return;
-    }
-
-    if (uct_rc_varuna_lane_reset(iface, ep, lane) != UCS_OK) {
-        return;
-    }
-    ep->fo.rp_lane   = (uint8_t)lane;
-    ep->fo.rp_psn    = ep->lane[lane].sq_psn;
-    ep->fo.rp_sent   = now;
-    ep->fo.rp_nacked = 0;
-    ep->fo.rp_attempt++;
-    msg = uct_rc_varuna_ep_queue_msg(ep, UCT_RC_VARUNA_CTRL_REPROTECT_REQ,
-                                     lane, ep->fo.rp_psn, ep->fo.rp_attempt);
-    uct_rc_varuna_msg_port_addr(iface, msg, lane);
-    uct_rc_varuna_ep_ctrl_kick(ep);
-}
-
-/* The lane is the standby again (both sides know it carried a READ) */
-static void uct_rc_varuna_ep_reprotect_done(uct_rc_varuna_iface_t *iface,
-                                            uct_rc_varuna_ep_t *ep,
-                                            unsigned lane)
-{
-    char buf[64];
-
-    ep->lane[lane].state = UCT_RC_VARUNA_LANE_STANDBY;
-    ep->has_standby      = 1;
-    iface->fo.reprotected++;
-    if (!ep->fo.rp_done_pending) {
-        uct_rc_varuna_ep_reprotect_unlist(ep);
-    }
-    ucs_diag("rc_varuna: ep %p: lane %s is the standby again", ep,
-             uct_rc_varuna_lane_str(iface, lane, buf, sizeof(buf)));
-}
-
-/*
- * Connected again, but not yet a standby: a port that is ACTIVE says
- * nothing about a link that drops packets silently (on rxe a one-way loss
- * raises no event), and a standby that cannot carry traffic ends the
- * endpoint at the next failover. So the initiator first reads its log word
- * over the new lane (the request crosses one way, the response the other)
- * and tells the peer with REPROTECT_DONE; a failed READ fails the lane
- * again, and re-protection starts over.
- */
-static ucs_status_t
-uct_rc_varuna_ep_reprotect_connect(uct_rc_varuna_iface_t *iface,
-                                   uct_rc_varuna_ep_t *ep, unsigned lane,
-                                   uint32_t peer_psn)
-{
-    ucs_status_t status;
-
-    status = uct_rc_varuna_lane_connect(iface, ep, lane, ep->fo.peer_qpn[lane],
-                                        peer_psn, &ep->fo.peer_ah[lane],
-                                        ep->fo.path_mtu);
-    if (status != UCS_OK) {
-        ep->lane[lane].state = UCT_RC_VARUNA_LANE_FAILED;
-        return status;
-    }
-
-    if (!ep->fo.initiator) {
-        return UCS_OK; /* RECONNECTING until the initiator's DONE */
-    }
-
-    if (ep->fo.log_desc == NULL) {
-        /* where the READ lands; back to the pool once it is done */
-        ep->fo.log_desc = ucs_mpool_get(&iface->short_desc_mp);
-    }
-    if ((ep->fo.log_desc == NULL) ||
-        !uct_rc_varuna_ctrl_room(iface, ep, lane) ||
-        (uct_rc_varuna_post_log_read(iface, ep, lane) != UCS_OK)) {
-        ep->lane[lane].state = UCT_RC_VARUNA_LANE_FAILED;
-        return UCS_ERR_NO_RESOURCE;
-    }
-    ep->fo.rp_probing |= UCS_BIT(lane);
-    return UCS_OK;
-}
-
-/* The probe READ of a re-protected lane completed (initiator) */
-static void uct_rc_varuna_ep_reprotect_probed(uct_rc_varuna_iface_t *iface,
-                                              uct_rc_varuna_ep_t *ep,
-                                              unsigned lane)
-{
-    if ((ep->fo.state == UCT_RC_VARUNA_FO_IDLE) && (ep->fo.log_desc != NULL)) {
-        ucs_mpool_put(ep->fo.log_desc);
-        ep->fo.log_desc = NULL;
-    }
-    if (ep->lane[lane].state != UCT_RC_VARUNA_LANE_RECONNECTING) {
-        return; /* given up meanwhile (no answer in time, port down) */
-    }
-    ep->fo.rp_done_pending = 1;
-    uct_rc_varuna_ep_reprotect_done(iface, ep, lane);
-    uct_rc_varuna_ep_reprotect_send_done(ep);
-}
-
-static void uct_rc_varuna_ep_reprotect_req(uct_rc_varuna_iface_t *iface,
-                                           uct_rc_varuna_ep_t *ep,
+/* The peer's FAILOVER message: it fenced its side of a lane */
+void uct_rc_varuna_ep_failover_peer_fenced(uct_rc_varuna_ep_t *ep,
                                            const uct_rc_varuna_ctrl_msg_t *msg)
 {
-    unsigned lane = msg->lane;
-    uct_rc_varuna_ctrl_msg_t *answer;
-    uct_rc_varuna_lane_state_t state;
-    ucs_status_t status;
+    unsigned about = msg->lane;
 
-    if (lane >= UCT_RC_VARUNA_NUM_SIDES) {
+    if ((msg->epoch != ep->fo.epoch) || (about >= UCT_RC_VARUNA_NUM_SIDES)) {
+        return; /* about a failover both sides have finished */
+    }
+    if ((ep->fo.state == UCT_RC_VARUNA_FO_IDLE) && (about == ep->active)) {
+        uct_rc_varuna_ep_failover(ep, about, UCT_RC_VARUNA_CAUSE_PEER);
+    }
+    if ((ep->fo.state != UCT_RC_VARUNA_FO_FENCING) ||
+        (about != ep->fo.failed_lane)) {
         return;
     }
 
-    state = (uct_rc_varuna_lane_state_t)ep->lane[lane].state;
-    if ((state == UCT_RC_VARUNA_LANE_RECONNECTING) && !ep->fo.initiator) {
-        /* the requests crossed (the peer's rule made it the initiator as
-         * well): the initiator refuses the peer's, the other side gives
-         * up its own and answers; the initiator's ACK or NACK of the
-         * abandoned attempt then finds the lane no longer RECONNECTING */
-        ucs_debug("rc_varuna: ep %p: re-protection requests crossed, "
-                  "answering the peer's", ep);
-        state = UCT_RC_VARUNA_LANE_FAILED;
-    }
-    if (!uct_rc_varuna_ep_msgq_room(ep)) {
-        /* no room for the answer (our lane has had none for a while):
-         * the request is left alone, and the initiator asks again */
-        ucs_diag("rc_varuna: ep %p: re-protection request %u left for the "
-                 "initiator's next one: %u control messages wait", ep,
-                 msg->attempt, ep->fo.msgq_count);
-        return;
-    }
-    if ((ep->fo.state == UCT_RC_VARUNA_FO_IDLE) && (lane != ep->active) &&
-        (ep->lane[lane].qp != NULL) &&
-        ((state == UCT_RC_VARUNA_LANE_FAILED) ||
-         (state == UCT_RC_VARUNA_LANE_STANDBY)) &&
-        uct_rc_varuna_ep_lane_port_up(iface, lane)) {
-        status = uct_rc_varuna_lane_reset(iface, ep, lane);
-        if (status == UCS_OK) {
-            uct_rc_varuna_ep_msg_peer_addr(iface, ep, msg);
-            status = uct_rc_varuna_ep_reprotect_connect(iface, ep, lane,
-                                                        msg->psn);
-        }
+    ep->fo.flags |= UCT_RC_VARUNA_FO_PEER_FENCED;
+    if (!(msg->flags & UCT_RC_VARUNA_CTRL_FLAG_PSN_UNKNOWN)) {
+        ep->fo.flags       |= UCT_RC_VARUNA_FO_PEER_PSN;
+        ep->fo.peer_rq_psn  = msg->psn;
     } else {
-        status = UCS_ERR_BUSY;
+        ucs_diag("rc_varuna: ep %p: the peer could not read its expected "
+                 "PSN", ep);
     }
-
-    if (status != UCS_OK) {
-        uct_rc_varuna_ep_queue_msg(ep, UCT_RC_VARUNA_CTRL_REPROTECT_NACK,
-                                   lane, 0, msg->attempt);
-        uct_rc_varuna_ep_ctrl_kick(ep);
-        return;
-    }
-
-    ep->fo.rp_peer_attempt = msg->attempt;
-    answer = uct_rc_varuna_ep_queue_msg(ep, UCT_RC_VARUNA_CTRL_REPROTECT_ACK,
-                                        lane, ep->lane[lane].sq_psn,
-                                        msg->attempt);
-    uct_rc_varuna_msg_port_addr(iface, answer, lane);
-    uct_rc_varuna_ep_ctrl_kick(ep);
-}
-
-
-/* ------------------------------------------------------------------------
- * Control messages
- * ------------------------------------------------------------------------ */
-
-void uct_rc_varuna_ep_ctrl_recv(uct_rc_varuna_ep_t *ep, unsigned lane,
-                                const uct_rc_varuna_ctrl_msg_t *msg,
-                                unsigned length)
-{
-    uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
-    unsigned about;
-
-    if ((length < sizeof(*msg)) || (ep->fo.state == UCT_RC_VARUNA_FO_DEAD)) {
-        return;
-    }
-
-    about = msg->lane;
-    ucs_debug("rc_varuna: ep %p: control message %u about lane %u epoch %u "
-              "psn 0x%x on lane %u", ep, msg->type, about, msg->epoch,
-              msg->psn, lane);
-
-    switch (msg->type) {
-    case UCT_RC_VARUNA_CTRL_FAILOVER:
-        if ((msg->epoch != ep->fo.epoch) ||
-            (about >= UCT_RC_VARUNA_NUM_SIDES)) {
-            return; /* about a failover both sides have finished */
-        }
-        if ((ep->fo.state == UCT_RC_VARUNA_FO_IDLE) && (about == ep->active)) {
-            uct_rc_varuna_ep_failover(ep, about, UCT_RC_VARUNA_CAUSE_PEER);
-        }
-        if ((ep->fo.state == UCT_RC_VARUNA_FO_FENCING) &&
-            (about == ep->fo.failed_lane)) {
-            ep->fo.flags |= UCT_RC_VARUNA_FO_PEER_FENCED;
-            if (!(msg->flags & UCT_RC_VARUNA_CTRL_FLAG_PSN_UNKNOWN)) {
-                ep->fo.flags       |= UCT_RC_VARUNA_FO_PEER_PSN;
-                ep->fo.peer_rq_psn  = msg->psn;
-            } else {
-                ucs_diag("rc_varuna: ep %p: the peer could not read its "
-                         "expected PSN", ep);
-            }
-            uct_rc_varuna_ep_failover_progress(ep);
-        }
-        break;
-    case UCT_RC_VARUNA_CTRL_REPROTECT_REQ:
-        uct_rc_varuna_ep_reprotect_req(iface, ep, msg);
-        break;
-    case UCT_RC_VARUNA_CTRL_REPROTECT_ACK:
-        if ((about == ep->fo.rp_lane) && (msg->attempt == ep->fo.rp_attempt) &&
-            (ep->lane[about].state == UCT_RC_VARUNA_LANE_RECONNECTING) &&
-            !(ep->fo.rp_probing & UCS_BIT(about))) {
-            uct_rc_varuna_ep_msg_peer_addr(iface, ep, msg);
-            uct_rc_varuna_ep_reprotect_connect(iface, ep, about, msg->psn);
-        }
-        break;
-    case UCT_RC_VARUNA_CTRL_REPROTECT_DONE:
-        if ((about < UCT_RC_VARUNA_NUM_SIDES) && (about != ep->active) &&
-            (msg->attempt == ep->fo.rp_peer_attempt) &&
-            (ep->lane[about].state == UCT_RC_VARUNA_LANE_RECONNECTING)) {
-            uct_rc_varuna_ep_reprotect_done(iface, ep, about);
-        }
-        break;
-    case UCT_RC_VARUNA_CTRL_REPROTECT_NACK:
-        if ((about == ep->fo.rp_lane) && (msg->attempt == ep->fo.rp_attempt) &&
-            (ep->lane[about].state == UCT_RC_VARUNA_LANE_RECONNECTING)) {
-            ep->lane[about].state = UCT_RC_VARUNA_LANE_FAILED;
-            ep->fo.rp_nacked      = 1;
-        }
-        break;
-    default:
-        ucs_debug("rc_varuna: ep %p: unknown control message %u", ep,
-                  msg->type);
-        break;
-    }
+    uct_rc_varuna_ep_failover_progress(ep);
 }
 
 
@@ -1482,79 +750,6 @@ ucs_status_t uct_rc_varuna_iface_failover_init(uct_rc_varuna_iface_t *iface,
         }
     }
     return UCS_OK;
-}
-
-/* The interface's counters, by name: UCX's VFS shows them (the "failover"
- * directory of the interface, e.g. through ucx_vfs), the report ends with
- * them, and tests read them there. */
-static const struct {
-    const char *name;
-    size_t     offset;
-} uct_rc_varuna_iface_counters[] = {
-#define UCT_RC_VARUNA_COUNTER(_name) \
-    {#_name, ucs_offsetof(uct_rc_varuna_iface_t, fo._name)}
-    UCT_RC_VARUNA_COUNTER(failovers),
-    UCT_RC_VARUNA_COUNTER(recovered),
-    UCT_RC_VARUNA_COUNTER(reprotected),
-    UCT_RC_VARUNA_COUNTER(in_flight),
-    UCT_RC_VARUNA_COUNTER(resent_ops),
-    UCT_RC_VARUNA_COUNTER(resent_bytes),
-    UCT_RC_VARUNA_COUNTER(spared_ops),
-    UCT_RC_VARUNA_COUNTER(reread),
-    UCT_RC_VARUNA_COUNTER(results_lost),
-    UCT_RC_VARUNA_COUNTER(undecided),
-    UCT_RC_VARUNA_COUNTER(qp_created),
-    UCT_RC_VARUNA_COUNTER(qp_connected)
-#undef UCT_RC_VARUNA_COUNTER
-};
-
-static unsigned long *
-uct_rc_varuna_iface_counter(uct_rc_varuna_iface_t *iface, unsigned i)
-{
-    return UCS_PTR_BYTE_OFFSET(iface, uct_rc_varuna_iface_counters[i].offset);
-}
-
-void uct_rc_varuna_iface_vfs_refresh(uct_iface_h tl_iface)
-{
-    uct_rc_varuna_iface_t *iface = ucs_derived_of(tl_iface,
-                                                  uct_rc_varuna_iface_t);
-    unsigned i;
-
-    uct_rc_iface_vfs_refresh(tl_iface);
-    ucs_vfs_obj_add_dir(iface, &iface->fo, "failover");
-    for (i = 0; i < ucs_static_array_size(uct_rc_varuna_iface_counters);
-         i++) {
-        ucs_vfs_obj_add_ro_file(&iface->fo, ucs_vfs_show_primitive,
-                                uct_rc_varuna_iface_counter(iface, i),
-                                UCS_VFS_TYPE_ULONG, "%s",
-                                uct_rc_varuna_iface_counters[i].name);
-    }
-}
-
-/* The counters when the interface closes: in the report, and in the log
- * (info) if anything failed over */
-static void uct_rc_varuna_iface_report_totals(uct_rc_varuna_iface_t *iface)
-{
-    ucs_string_buffer_t strb = UCS_STRING_BUFFER_INITIALIZER;
-    unsigned i;
-
-    for (i = 0; i < ucs_static_array_size(uct_rc_varuna_iface_counters);
-         i++) {
-        ucs_string_buffer_appendf(&strb, "%s\"%s\":%lu", (i == 0) ? "" : ",",
-                                  uct_rc_varuna_iface_counters[i].name,
-                                  *uct_rc_varuna_iface_counter(iface, i));
-    }
-    if (iface->fo.failovers > 0) {
-        ucs_info("rc_varuna: iface %p closes: %s", iface,
-                 ucs_string_buffer_cstr(&strb));
-    }
-    if (iface->fo.report != NULL) {
-        fprintf(iface->fo.report, "{\"event\":\"totals\",\"pid\":%d,"
-                "\"iface\":\"%p\",%s}\n", getpid(), iface,
-                ucs_string_buffer_cstr(&strb));
-        fflush(iface->fo.report);
-    }
-    ucs_string_buffer_cleanup(&strb);
 }
 
 void uct_rc_varuna_iface_failover_cleanup(uct_rc_varuna_iface_t *iface)

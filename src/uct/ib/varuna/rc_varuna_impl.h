@@ -12,6 +12,12 @@
 #include <uct/ib/base/ib_log.h>
 
 
+/* The lane that is not this one */
+static UCS_F_ALWAYS_INLINE unsigned uct_rc_varuna_other_lane(unsigned lane)
+{
+    return UCT_RC_VARUNA_NUM_SIDES - 1 - lane;
+}
+
 static UCS_F_ALWAYS_INLINE uct_rc_varuna_iface_t *
 uct_rc_varuna_ep_iface(uct_rc_varuna_ep_t *ep)
 {

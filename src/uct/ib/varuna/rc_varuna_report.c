@@ -1,0 +1,188 @@
+/**
+ * Copyright (C) rc_varuna authors 2026. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "rc_varuna.h"
+#include "rc_varuna_impl.h"
+
+#include <ucs/debug/log.h>
+#include <ucs/datastruct/string_buffer.h>
+#include <ucs/vfs/base/vfs_cb.h>
+#include <ucs/vfs/base/vfs_obj.h>
+#include <ucs/time/time.h>
+
+#include <inttypes.h>
+
+
+/*
+ * What a failover tells: one log line per failover (info), one JSON line in
+ * the UCX_RC_VARUNA_REPORT file, and the interface's counters, which UCX's
+ * VFS shows and which close the report when the interface goes away.
+ */
+
+
+void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
+                             uct_rc_varuna_ep_t *ep)
+{
+    uct_rc_varuna_report_t *rep             = &ep->fo.report;
+    const uct_rc_varuna_cls_summary_t *dec  = &rep->decided;
+    const uct_rc_varuna_cls_input_t *learnt = &rep->learned;
+    double decide_us, recover_us;
+    char from[64], to[64], log_sn[32], peer_rq_psn[16];
+
+    decide_us  = ucs_time_to_usec(rep->t_decided - rep->t_detect);
+    recover_us = ucs_time_to_usec(rep->t_recovered - rep->t_detect);
+    uct_rc_varuna_lane_str(iface, rep->failed_lane, from, sizeof(from));
+    uct_rc_varuna_lane_str(iface, rep->new_lane, to, sizeof(to));
+
+    ucs_info("rc_varuna: ep %p failover %s -> %s (%s, %s): %u in flight, "
+             "%u executed, %u lost, %u undecided (log %u, psn %u, "
+             "idempotent %u), %u found acknowledged; resent %u ops %zu bytes "
+             "(blanket: %u ops %zu bytes); %u results lost; recovered in "
+             "%.0f us", ep, from, to, uct_rc_varuna_cause_str(rep->cause),
+             (iface->config.recovery == UCT_RC_VARUNA_RECOVERY_VARUNA) ?
+             "varuna" : "blanket", rep->in_flight, dec->executed, dec->lost,
+             dec->undecided, dec->by_log, dec->by_psn, dec->by_idempotence,
+             rep->acked, rep->resent_ops, rep->resent_bytes, rep->blanket_ops,
+             rep->blanket_bytes, rep->results_lost, recover_us);
+
+    if (iface->fo.report == NULL) {
+        return;
+    }
+
+    /* what the failover could not learn is null, not a made-up number */
+    if (learnt->log_valid) {
+        ucs_snprintf_zero(log_sn, sizeof(log_sn), "%" PRIu64, learnt->log_sn);
+    } else {
+        ucs_strncpy_zero(log_sn, "null", sizeof(log_sn));
+    }
+    if (learnt->psn_valid) {
+        ucs_snprintf_zero(peer_rq_psn, sizeof(peer_rq_psn), "%u",
+                          learnt->rq_psn);
+    } else {
+        ucs_strncpy_zero(peer_rq_psn, "null", sizeof(peer_rq_psn));
+    }
+
+    fprintf(iface->fo.report,
+            "{\"event\":\"failover\",\"pid\":%d,\"ep\":\"%p\",\"epoch\":%u,"
+            "\"cause\":\"%s\",\"from\":\"%s\",\"to\":\"%s\","
+            "\"recovery\":\"%s\",\"log\":%s,\"acked\":%u,\"in_flight\":%u,"
+            "\"executed\":%u,\"lost\":%u,\"undecided\":%u,"
+            "\"decided_by\":{\"log\":%u,\"psn\":%u,\"idempotent\":%u},"
+            "\"conflicts\":%u,\"results_lost\":%u,\"reread\":%u,"
+            "\"resent_ops\":%u,\"resent_bytes\":%zu,"
+            "\"blanket_ops\":%u,\"blanket_bytes\":%zu,"
+            "\"log_sn\":%s,\"peer_rq_psn\":%s,"
+            "\"detect_to_decided_us\":%.1f,\"detect_to_recovered_us\":%.1f,"
+            "\"qp_created\":%lu,\"qp_connected\":%lu}\n",
+            getpid(), ep, ep->fo.epoch, uct_rc_varuna_cause_str(rep->cause),
+            from, to,
+            (iface->config.recovery == UCT_RC_VARUNA_RECOVERY_VARUNA) ?
+            "varuna" : "blanket", iface->config.log_enable ? "true" : "false",
+            rep->acked, rep->in_flight, dec->executed, dec->lost,
+            dec->undecided, dec->by_log, dec->by_psn, dec->by_idempotence,
+            dec->conflicts, rep->results_lost, rep->reread, rep->resent_ops,
+            rep->resent_bytes, rep->blanket_ops, rep->blanket_bytes,
+            log_sn, peer_rq_psn, decide_us, recover_us,
+            iface->fo.qp_created, iface->fo.qp_connected);
+    fflush(iface->fo.report);
+}
+
+/* A failover's numbers into the interface's counters */
+void uct_rc_varuna_iface_count_failover(uct_rc_varuna_iface_t *iface,
+                                        const uct_rc_varuna_report_t *rep)
+{
+    iface->fo.recovered++;
+    iface->fo.in_flight    += rep->in_flight;
+    iface->fo.resent_ops   += rep->resent_ops;
+    iface->fo.resent_bytes += rep->resent_bytes;
+    iface->fo.reread       += rep->reread;
+    iface->fo.results_lost += rep->results_lost;
+    if (iface->config.recovery == UCT_RC_VARUNA_RECOVERY_VARUNA) {
+        iface->fo.undecided += rep->decided.undecided;
+    }
+    /* resent_ops counts executed READs read again too */
+    if (rep->blanket_ops > rep->resent_ops) {
+        iface->fo.spared_ops += rep->blanket_ops - rep->resent_ops;
+    }
+}
+
+
+/* The interface's counters, by name: UCX's VFS shows them (the "failover"
+ * directory of the interface, e.g. through ucx_vfs), the report ends with
+ * them, and tests read them there. */
+static const struct {
+    const char *name;
+    size_t     offset;
+} uct_rc_varuna_iface_counters[] = {
+#define UCT_RC_VARUNA_COUNTER(_name) \
+    {#_name, ucs_offsetof(uct_rc_varuna_iface_t, fo._name)}
+    UCT_RC_VARUNA_COUNTER(failovers),
+    UCT_RC_VARUNA_COUNTER(recovered),
+    UCT_RC_VARUNA_COUNTER(reprotected),
+    UCT_RC_VARUNA_COUNTER(in_flight),
+    UCT_RC_VARUNA_COUNTER(resent_ops),
+    UCT_RC_VARUNA_COUNTER(resent_bytes),
+    UCT_RC_VARUNA_COUNTER(spared_ops),
+    UCT_RC_VARUNA_COUNTER(reread),
+    UCT_RC_VARUNA_COUNTER(results_lost),
+    UCT_RC_VARUNA_COUNTER(undecided),
+    UCT_RC_VARUNA_COUNTER(qp_created),
+    UCT_RC_VARUNA_COUNTER(qp_connected)
+#undef UCT_RC_VARUNA_COUNTER
+};
+
+static unsigned long *
+uct_rc_varuna_iface_counter(uct_rc_varuna_iface_t *iface, unsigned i)
+{
+    return UCS_PTR_BYTE_OFFSET(iface, uct_rc_varuna_iface_counters[i].offset);
+}
+
+void uct_rc_varuna_iface_vfs_refresh(uct_iface_h tl_iface)
+{
+    uct_rc_varuna_iface_t *iface = ucs_derived_of(tl_iface,
+                                                  uct_rc_varuna_iface_t);
+    unsigned i;
+
+    uct_rc_iface_vfs_refresh(tl_iface);
+    ucs_vfs_obj_add_dir(iface, &iface->fo, "failover");
+    for (i = 0; i < ucs_static_array_size(uct_rc_varuna_iface_counters);
+         i++) {
+        ucs_vfs_obj_add_ro_file(&iface->fo, ucs_vfs_show_primitive,
+                                uct_rc_varuna_iface_counter(iface, i),
+                                UCS_VFS_TYPE_ULONG, "%s",
+                                uct_rc_varuna_iface_counters[i].name);
+    }
+}
+
+/* The counters when the interface closes: in the report, and in the log
+ * (info) if anything failed over */
+void uct_rc_varuna_iface_report_totals(uct_rc_varuna_iface_t *iface)
+{
+    ucs_string_buffer_t strb = UCS_STRING_BUFFER_INITIALIZER;
+    unsigned i;
+
+    for (i = 0; i < ucs_static_array_size(uct_rc_varuna_iface_counters);
+         i++) {
+        ucs_string_buffer_appendf(&strb, "%s\"%s\":%lu", (i == 0) ? "" : ",",
+                                  uct_rc_varuna_iface_counters[i].name,
+                                  *uct_rc_varuna_iface_counter(iface, i));
+    }
+    if (iface->fo.failovers > 0) {
+        ucs_info("rc_varuna: iface %p closes: %s", iface,
+                 ucs_string_buffer_cstr(&strb));
+    }
+    if (iface->fo.report != NULL) {
+        fprintf(iface->fo.report, "{\"event\":\"totals\",\"pid\":%d,"
+                "\"iface\":\"%p\",%s}\n", getpid(), iface,
+                ucs_string_buffer_cstr(&strb));
+        fflush(iface->fo.report);
+    }
+    ucs_string_buffer_cleanup(&strb);
+}
