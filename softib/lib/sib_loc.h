@@ -217,8 +217,24 @@ int      sib_mem_copy(struct sib_context *ctx, void *dst, const void *src,
 uint64_t sib_mem_atomic(struct sib_context *ctx, uint64_t *target, int cswap,
                         uint64_t compare, uint64_t swap_add);
 
-/* verbs_qp.c */
+/* sib_qp.c */
+int      sib_rq_init(struct sib_rq *rq, uint32_t max_wr, uint32_t max_sge);
+void     sib_rq_cleanup(struct sib_rq *rq);
+int      sib_rq_post(struct sib_rq *rq, struct ibv_recv_wr *wr,
+                     struct ibv_recv_wr **bad_wr);
+int      sib_qp_check_caps(enum ibv_qp_type type, struct ibv_qp_cap *cap);
+int      sib_qp_alloc_queues(struct sib_qp *qp, struct ibv_qp_cap *cap);
+void     sib_qp_free(struct sib_qp *qp);
+int      sib_qp_register(struct sib_context *ctx, struct sib_qp *qp);
+int      sib_qp_required(enum ibv_qp_type type, enum ibv_qp_state cur,
+                         enum ibv_qp_state next);
+int      sib_qp_transition_ok(enum ibv_qp_state cur, enum ibv_qp_state next);
+int      sib_qp_apply_attrs(struct sib_qp *qp, struct ibv_qp_attr *attr,
+                            int mask);
+void     sib_qp_reset(struct sib_qp *qp);
 void     sib_qp_enter_error(struct sib_qp *qp);
+
+/* verbs_qp.c */
 int      sib_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
                        struct ibv_send_wr **bad_wr);
 int      sib_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
@@ -235,9 +251,13 @@ int      sib_qp_ex_init(struct sib_qp *qp, uint64_t send_ops_flags);
 int      sib_poll_cq(struct ibv_cq *ibcq, int num, struct ibv_wc *wc);
 int      sib_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
 
-/* verbs_device.c */
+/* sib_async.c */
 void     sib_async_event(struct sib_context *ctx, enum ibv_event_type type,
                          void *element);
 void     sib_ctx_sync_ports(struct sib_context *ctx);
+int      sib_async_is_qp_event(enum ibv_event_type type);
+int      sib_async_read(struct ibv_context *context,
+                        struct ibv_async_event *event);
+void     sib_async_ack(struct ibv_async_event *event);
 
 #endif

@@ -414,24 +414,39 @@ typedef enum {
 } uct_rc_varuna_cause_t;
 
 
+/*
+ * The failover of an endpoint: one state variable (ep->fo.state), moved only
+ * by uct_rc_varuna_ep_fo_enter() (rc_varuna_failover.c), which logs each
+ * transition by name. From DRAIN to RESEND new operations wait. The events
+ * that arrive on the way (the drain marker back, the peer's FAILOVER, the log
+ * word read) are noted as UCT_RC_VARUNA_FO_* flags and run the machine.
+ */
 typedef enum {
     UCT_RC_VARUNA_FO_IDLE,           /* nothing to recover */
-    UCT_RC_VARUNA_FO_FENCING,        /* failed lane fenced; waiting for its
-                                        drain, the log, the peer */
-    UCT_RC_VARUNA_FO_REPLAYING,      /* decided and resent; waiting for what
-                                        was in flight to complete */
-    UCT_RC_VARUNA_FO_DEAD            /* both lanes lost: UCX's error path */
+    UCT_RC_VARUNA_FO_DRAIN,          /* failed lane fenced: waiting for its
+                                        last completion (the drain marker) */
+    UCT_RC_VARUNA_FO_WAIT_QUIET,     /* until nothing sent on the failed lane
+                                        can still execute: retries exhausted,
+                                        the peer fenced, or PEER_TIMEOUT */
+    UCT_RC_VARUNA_FO_READ_LOG,       /* the READ of the log word */
+    UCT_RC_VARUNA_FO_DECIDE,         /* classify; the log may leave one
+                                        operation to the peer's PSN */
+    UCT_RC_VARUNA_FO_RESEND,         /* post the lost ones on the standby, as
+                                        CQ entries allow */
+    UCT_RC_VARUNA_FO_REPLAYING,      /* the standby is active; waiting for
+                                        what was in flight to complete */
+    UCT_RC_VARUNA_FO_DEAD,           /* both lanes lost: UCX's error path */
+    UCT_RC_VARUNA_FO_LAST
 } uct_rc_varuna_fo_state_t;
 
+/* What a failover has learned so far */
 enum {
     UCT_RC_VARUNA_FO_DRAINED     = UCS_BIT(0), /* failed lane's CQEs all in */
     UCT_RC_VARUNA_FO_FIRST_ERR   = UCS_BIT(1), /* its first error seen */
     UCT_RC_VARUNA_FO_PEER_FENCED = UCS_BIT(2), /* peer's FAILOVER received */
-    UCT_RC_VARUNA_FO_LOG_POSTED  = UCS_BIT(3),
-    UCT_RC_VARUNA_FO_LOG_DONE    = UCS_BIT(4),
-    UCT_RC_VARUNA_FO_BLOCKED     = UCS_BIT(5), /* new operations wait */
-    UCT_RC_VARUNA_FO_PEER_PSN    = UCS_BIT(6), /* ... with its expected PSN */
-    UCT_RC_VARUNA_FO_LOG_FAILED  = UCS_BIT(7)  /* the log READ could not be
+    UCT_RC_VARUNA_FO_PEER_PSN    = UCS_BIT(3), /* ... with its expected PSN */
+    UCT_RC_VARUNA_FO_LOG_DONE    = UCS_BIT(4), /* the log word is read */
+    UCT_RC_VARUNA_FO_LOG_FAILED  = UCS_BIT(5)  /* the log READ could not be
                                                   posted: the PSN decides */
 };
 
@@ -585,6 +600,16 @@ typedef struct uct_rc_varuna_ep {
         uint8_t             initiator;        /* we start re-protection */
         uint16_t            epoch;            /* failovers so far */
         uint32_t            peer_rq_psn;
+        /* the peer's FAILOVER for a failover we have not started yet (our
+         * standby still being connected, or our last failover still
+         * replaying): applied when ours starts */
+        struct {
+            uint8_t         valid;
+            uint8_t         lane;
+            uint8_t         flags;            /* UCT_RC_VARUNA_CTRL_FLAG_* */
+            uint16_t        epoch;
+            uint32_t        psn;
+        } notice;
         uint64_t            log_sn;
         uint64_t            sn_hi;            /* last op in flight at start */
         uint64_t            replay_sn;        /* next to resend */
@@ -792,15 +817,18 @@ void uct_rc_varuna_ep_failover_drained(uct_rc_varuna_ep_t *ep);
 void uct_rc_varuna_ep_failover_log_read(uct_rc_varuna_ep_t *ep);
 void uct_rc_varuna_ep_failover_peer_fenced(uct_rc_varuna_ep_t *ep,
                                            const uct_rc_varuna_ctrl_msg_t *msg);
+void uct_rc_varuna_ep_failover_noticed(uct_rc_varuna_ep_t *ep);
 void uct_rc_varuna_ep_failover_progress(uct_rc_varuna_ep_t *ep);
 void uct_rc_varuna_ep_failover_recovered(uct_rc_varuna_ep_t *ep);
 void uct_rc_varuna_ep_fail(uct_rc_varuna_ep_t *ep, ucs_status_t status);
-void uct_rc_varuna_ep_failover_cleanup(uct_rc_varuna_ep_t *ep);
+void uct_rc_varuna_ep_failover_cleanup(uct_rc_varuna_ep_t *ep,
+                                       uct_rc_varuna_fo_state_t state);
 unsigned uct_rc_varuna_iface_failover_check(uct_rc_varuna_iface_t *iface);
 ucs_status_t uct_rc_varuna_iface_failover_init(uct_rc_varuna_iface_t *iface,
                          const uct_rc_varuna_iface_config_t *config);
 void uct_rc_varuna_iface_failover_cleanup(uct_rc_varuna_iface_t *iface);
 const char *uct_rc_varuna_cause_str(uct_rc_varuna_cause_t cause);
+const char *uct_rc_varuna_fo_state_str(uct_rc_varuna_fo_state_t state);
 
 
 /* rc_varuna_reprotect.c: control requests and messages, re-protection */

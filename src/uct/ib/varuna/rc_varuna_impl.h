@@ -43,12 +43,20 @@ uct_rc_varuna_desc_data(uct_rc_varuna_desc_t *desc)
     return desc + 1;
 }
 
+/* A failover is between detection and promotion: new operations wait */
+static UCS_F_ALWAYS_INLINE int
+uct_rc_varuna_ep_fo_fencing(const uct_rc_varuna_ep_t *ep)
+{
+    return (unsigned)(ep->fo.state - UCT_RC_VARUNA_FO_DRAIN) <=
+           (UCT_RC_VARUNA_FO_RESEND - UCT_RC_VARUNA_FO_DRAIN);
+}
+
 /* Send credits come back to the endpoint, unless a failover holds new
  * operations back: then they wait until it has resent what was lost. */
 static UCS_F_ALWAYS_INLINE void
 uct_rc_varuna_ep_tx_credits_add(uct_rc_varuna_ep_t *ep, unsigned count)
 {
-    if (ucs_unlikely(ep->fo.flags & UCT_RC_VARUNA_FO_BLOCKED)) {
+    if (ucs_unlikely(uct_rc_varuna_ep_fo_fencing(ep))) {
         ep->fo.parked += count;
     } else {
         uct_rc_txqp_available_add(&ep->super.txqp, count);
