@@ -361,7 +361,7 @@ static void uct_rc_varuna_iface_hold_am(uct_rc_varuna_ep_t *ep,
     held->slid     = wc->slid;
 
     ucs_list_for_each(next, &ep->rx.held, list) {
-        if ((int32_t)(am_seq - next->am_seq) < 0) {
+        if (UCS_CIRCULAR_COMPARE32(am_seq, <, next->am_seq)) {
             ucs_list_insert_before(&next->list, &held->list);
             return;
         }
@@ -396,8 +396,7 @@ uct_rc_varuna_iface_handle_am(uct_rc_varuna_iface_t *iface, unsigned side,
     unsigned length = wc->byte_len - sizeof(*hdr);
     uct_rc_varuna_ep_t *ep;
     unsigned lane;
-    uint32_t seq;
-    int32_t ahead;
+    uint32_t seq, next;
 
     ep = uct_rc_varuna_iface_lookup_ep(iface, side, wc->qp_num);
 
@@ -414,10 +413,10 @@ uct_rc_varuna_iface_handle_am(uct_rc_varuna_iface_t *iface, unsigned side,
 
     if ((ep != NULL) && (wc->wc_flags & IBV_WC_WITH_IMM) &&
         (iface->config.recovery == UCT_RC_VARUNA_RECOVERY_VARUNA)) {
-        seq   = be32toh(wc->imm_data);
-        ahead = (int32_t)(seq - (uint32_t)(ep->rx.am_seq + 1));
-        if (ucs_unlikely(ahead != 0)) {
-            if (ahead < 0) {
+        seq  = be32toh(wc->imm_data);
+        next = ep->rx.am_seq + 1;
+        if (ucs_unlikely(seq != next)) {
+            if (UCS_CIRCULAR_COMPARE32(seq, <, next)) {
                 ucs_debug("rc_varuna: ep %p drops duplicate message %u", ep,
                           seq);
                 ucs_mpool_put_inline(desc);
