@@ -176,7 +176,7 @@ void uct_rc_varuna_ep_handle_failure(uct_rc_varuna_ep_t *ep, unsigned lane,
                                   (wc->status == IBV_WC_RETRY_EXC_ERR) ?
                                   UCT_RC_VARUNA_CAUSE_RETRY_EXC :
                                   UCT_RC_VARUNA_CAUSE_WC_ERROR);
-        if (ep->fo.state == UCT_RC_VARUNA_FO_FENCING) {
+        if (uct_rc_varuna_ep_fo_fencing(ep)) {
             ucs_diag("rc_varuna: ep %p lane %u: send completion with error: "
                      "%s [qpn 0x%x wrid 0x%" PRIx64 " vendor_err 0x%x]", ep,
                      lane, ibv_wc_status_str(wc->status), wc->qp_num,
@@ -184,7 +184,7 @@ void uct_rc_varuna_ep_handle_failure(uct_rc_varuna_ep_t *ep, unsigned lane,
         }
     }
 
-    if ((ep->fo.state == UCT_RC_VARUNA_FO_FENCING) &&
+    if (uct_rc_varuna_ep_fo_fencing(ep) &&
         (lane == ep->fo.failed_lane)) {
         first = !(ep->fo.flags & UCT_RC_VARUNA_FO_FIRST_ERR);
         ep->fo.flags |= UCT_RC_VARUNA_FO_FIRST_ERR;
@@ -213,7 +213,7 @@ void uct_rc_varuna_ep_handle_failure(uct_rc_varuna_ep_t *ep, unsigned lane,
      * a cancelling one) may go now */
     ucs_arbiter_group_schedule(&iface->super.tx.arbiter, &ep->super.arb_group);
 
-    if (first && (ep->fo.state != UCT_RC_VARUNA_FO_FENCING)) {
+    if (first && !uct_rc_varuna_ep_fo_fencing(ep)) {
         if ((ep_status == UCS_ERR_CANCELED) &&
             !(ep->super.flags & UCT_RC_EP_FLAG_FLUSH_CANCEL)) {
             /* flushed because we fenced the lane for a failure (its port
@@ -235,8 +235,7 @@ void uct_rc_varuna_ep_fail(uct_rc_varuna_ep_t *ep, ucs_status_t ep_status)
     ucs_status_t status;
     unsigned side;
 
-    uct_rc_varuna_ep_failover_cleanup(ep);
-    ep->fo.state = UCT_RC_VARUNA_FO_DEAD;
+    uct_rc_varuna_ep_failover_cleanup(ep, UCT_RC_VARUNA_FO_DEAD);
     for (side = 0; side < UCT_RC_VARUNA_NUM_SIDES; side++) {
         if ((ep->lane[side].qp != NULL) &&
             (ep->lane[side].state != UCT_RC_VARUNA_LANE_FAILED)) {
@@ -277,7 +276,7 @@ ucs_status_t uct_rc_varuna_ep_pending_add(uct_ep_h tl_ep,
 {
     uct_rc_varuna_ep_t *ep = ucs_derived_of(tl_ep, uct_rc_varuna_ep_t);
 
-    if (ucs_unlikely(ep->fo.flags & UCT_RC_VARUNA_FO_BLOCKED)) {
+    if (ucs_unlikely(uct_rc_varuna_ep_fo_fencing(ep))) {
         uct_pending_req_arb_group_push(&ep->super.arb_group, req);
         UCT_TL_EP_STAT_PEND(&ep->super.super);
         return UCS_OK;
@@ -1145,7 +1144,7 @@ UCS_CLASS_CLEANUP_FUNC(uct_rc_varuna_ep_t)
 
     /* gives back held credits; control requests still posted hold CQ
      * entries too */
-    uct_rc_varuna_ep_failover_cleanup(self);
+    uct_rc_varuna_ep_failover_cleanup(self, UCT_RC_VARUNA_FO_IDLE);
     outstanding = iface->config.tx_max_wr -
                   uct_rc_txqp_available(&self->super.txqp) +
                   self->fo.ctrl_inflight[0] + self->fo.ctrl_inflight[1];

@@ -82,10 +82,54 @@ const char *uct_rc_varuna_cause_str(uct_rc_varuna_cause_t cause)
            uct_rc_varuna_cause_names[cause] : "unknown";
 }
 
+static const char *uct_rc_varuna_fo_state_names[] = {
+    [UCT_RC_VARUNA_FO_IDLE]       = "idle",
+    [UCT_RC_VARUNA_FO_DRAIN]      = "drain",
+    [UCT_RC_VARUNA_FO_WAIT_QUIET] = "wait_quiet",
+    [UCT_RC_VARUNA_FO_READ_LOG]   = "read_log",
+    [UCT_RC_VARUNA_FO_DECIDE]     = "decide",
+    [UCT_RC_VARUNA_FO_RESEND]     = "resend",
+    [UCT_RC_VARUNA_FO_REPLAYING]  = "replaying",
+    [UCT_RC_VARUNA_FO_DEAD]       = "dead"
+};
+
+const char *uct_rc_varuna_fo_state_str(uct_rc_varuna_fo_state_t state)
+{
+    UCS_STATIC_ASSERT(ucs_static_array_size(uct_rc_varuna_fo_state_names) ==
+                      UCT_RC_VARUNA_FO_LAST);
+    return (state < UCT_RC_VARUNA_FO_LAST) ?
+           uct_rc_varuna_fo_state_names[state] : "unknown";
+}
+
+/* The only place the failover's state changes */
+static void uct_rc_varuna_ep_fo_enter(uct_rc_varuna_ep_t *ep,
+                                      uct_rc_varuna_fo_state_t state)
+{
+    ucs_debug("rc_varuna: ep %p: failover %s -> %s", ep,
+              uct_rc_varuna_fo_state_str(ep->fo.state),
+              uct_rc_varuna_fo_state_str(state));
+    ep->fo.state = (uint8_t)state;
+}
+
 
 /* ------------------------------------------------------------------------
  * Detection and fence
  * ------------------------------------------------------------------------ */
+
+/* The peer fenced its side of the failed lane: nothing sent there executes
+ * any more, and its expected PSN (when it could read it) decides */
+static void uct_rc_varuna_ep_fo_peer_fenced(uct_rc_varuna_ep_t *ep,
+                                            uint8_t msg_flags, uint32_t psn)
+{
+    ep->fo.flags |= UCT_RC_VARUNA_FO_PEER_FENCED;
+    if (!(msg_flags & UCT_RC_VARUNA_CTRL_FLAG_PSN_UNKNOWN)) {
+        ep->fo.flags       |= UCT_RC_VARUNA_FO_PEER_PSN;
+        ep->fo.peer_rq_psn  = psn;
+    } else {
+        ucs_diag("rc_varuna: ep %p: the peer could not read its expected "
+                 "PSN", ep);
+    }
+}
 
 void uct_rc_varuna_ep_failover(uct_rc_varuna_ep_t *ep, unsigned lane,
                                uct_rc_varuna_cause_t cause)
@@ -143,13 +187,21 @@ void uct_rc_varuna_ep_failover(uct_rc_varuna_ep_t *ep, unsigned lane,
     ep->fo.report.new_lane    = other;
     ep->fo.report.in_flight   = (unsigned)(ep->tx.sn - ep->tx.done_sn);
 
-    ep->fo.state       = UCT_RC_VARUNA_FO_FENCING;
+    uct_rc_varuna_ep_fo_enter(ep, UCT_RC_VARUNA_FO_DRAIN);
     ep->fo.cause       = cause;
     ep->fo.failed_lane = lane;
-    ep->fo.flags       = UCT_RC_VARUNA_FO_BLOCKED;
+    ep->fo.flags       = 0;
     ep->fo.sn_hi       = ep->tx.sn;
     ep->fo.log_sn      = 0;
     ep->fo.peer_rq_psn = 0;
+    if (ep->fo.notice.valid && (ep->fo.notice.epoch == ep->fo.epoch) &&
+        (ep->fo.notice.lane == lane)) {
+        ucs_debug("rc_varuna: ep %p: the peer had fenced lane %u already",
+                  ep, lane);
+        uct_rc_varuna_ep_fo_peer_fenced(ep, ep->fo.notice.flags,
+                                        ep->fo.notice.psn);
+    }
+    ep->fo.notice.valid = 0;
 
     /* fence: new operations wait (no send credits) */
     ep->fo.parked = uct_rc_txqp_available(&ep->super.txqp);
@@ -188,14 +240,15 @@ void uct_rc_varuna_ep_failover(uct_rc_varuna_ep_t *ep, unsigned lane,
 
 ucs_status_t uct_rc_varuna_ep_fail_lane(uct_ep_h tl_ep)
 {
-    uct_rc_varuna_ep_t *ep = ucs_derived_of(tl_ep, uct_rc_varuna_ep_t);
+    uct_rc_varuna_ep_t *ep       = ucs_derived_of(tl_ep, uct_rc_varuna_ep_t);
+    uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
+    unsigned long failovers      = iface->fo.failovers;
 
     if (ep->fo.state != UCT_RC_VARUNA_FO_IDLE) {
         return UCS_ERR_BUSY;
     }
     uct_rc_varuna_ep_failover(ep, ep->active, UCT_RC_VARUNA_CAUSE_USER);
-    return (ep->fo.state == UCT_RC_VARUNA_FO_FENCING) ? UCS_OK :
-                                                        UCS_ERR_UNREACHABLE;
+    return (iface->fo.failovers != failovers) ? UCS_OK : UCS_ERR_UNREACHABLE;
 }
 
 
@@ -374,11 +427,10 @@ static void uct_rc_varuna_ep_promote(uct_rc_varuna_iface_t *iface,
     unsigned lane            = uct_rc_varuna_other_lane(ep->fo.failed_lane);
     uct_rc_varuna_side_t *sb = &iface->side[lane];
 
+    uct_rc_varuna_ep_fo_enter(ep, UCT_RC_VARUNA_FO_REPLAYING);
     ep->active             = (uint8_t)lane;
     ep->lane[lane].state   = UCT_RC_VARUNA_LANE_ACTIVE;
     ep->has_standby        = 0;
-    ep->fo.state           = UCT_RC_VARUNA_FO_REPLAYING;
-    ep->fo.flags          &= ~UCT_RC_VARUNA_FO_BLOCKED;
     uct_rc_txqp_available_add(&ep->super.txqp, ep->fo.parked);
     ep->fo.parked          = 0;
 
@@ -399,51 +451,88 @@ static void uct_rc_varuna_ep_promote(uct_rc_varuna_iface_t *iface,
     uct_rc_varuna_ep_complete_settled(ep);
 }
 
+/* A failover needs the log word when something is still in flight and the
+ * log decides (UCX_RC_VARUNA_LOG=y, varuna recovery) */
+static int uct_rc_varuna_ep_fo_needs_log(uct_rc_varuna_iface_t *iface,
+                                         uct_rc_varuna_ep_t *ep)
+{
+    return (ep->tx.done_sn < ep->tx.sn) &&
+           (iface->config.recovery == UCT_RC_VARUNA_RECOVERY_VARUNA) &&
+           iface->config.log_enable;
+}
+
+/* No request sent on the failed lane can still execute at the peer: the
+ * log word is final (see the top of this file) */
+static int uct_rc_varuna_ep_fo_quiet(uct_rc_varuna_iface_t *iface,
+                                     uct_rc_varuna_ep_t *ep)
+{
+    return (ep->fo.cause == UCT_RC_VARUNA_CAUSE_RETRY_EXC) ||
+           (ep->fo.flags & UCT_RC_VARUNA_FO_PEER_FENCED) ||
+           uct_rc_varuna_ep_peer_timed_out(iface, ep);
+}
+
+/* One step of the failover from its current state; returns 0 when it must
+ * wait for an event (a completion, the peer's message, CQ room, time) */
+static int uct_rc_varuna_ep_fo_step(uct_rc_varuna_iface_t *iface,
+                                    uct_rc_varuna_ep_t *ep)
+{
+    switch (ep->fo.state) {
+    case UCT_RC_VARUNA_FO_DRAIN:
+        if (!(ep->fo.flags & UCT_RC_VARUNA_FO_DRAINED)) {
+            return 0;
+        }
+        uct_rc_varuna_ep_fo_enter(ep, uct_rc_varuna_ep_fo_needs_log(iface, ep) ?
+                                      UCT_RC_VARUNA_FO_WAIT_QUIET :
+                                      UCT_RC_VARUNA_FO_DECIDE);
+        return 1;
+    case UCT_RC_VARUNA_FO_WAIT_QUIET:
+        if (!uct_rc_varuna_ep_fo_quiet(iface, ep)) {
+            return 0;
+        }
+        uct_rc_varuna_ep_fo_enter(ep, UCT_RC_VARUNA_FO_READ_LOG);
+        ep->fo.ctrl_pending |= UCS_BIT(UCT_RC_VARUNA_CTRL_WR_LOG_READ);
+        uct_rc_varuna_ep_ctrl_kick(ep);
+        return 1;
+    case UCT_RC_VARUNA_FO_READ_LOG:
+        if (!(ep->fo.flags & UCT_RC_VARUNA_FO_LOG_DONE)) {
+            return 0;
+        }
+        uct_rc_varuna_ep_fo_enter(ep, UCT_RC_VARUNA_FO_DECIDE);
+        return 1;
+    case UCT_RC_VARUNA_FO_DECIDE:
+        if (!uct_rc_varuna_ep_decide(iface, ep)) {
+            return 0; /* the peer's expected PSN is needed */
+        }
+        uct_rc_varuna_ep_fo_enter(ep, UCT_RC_VARUNA_FO_RESEND);
+        return 1;
+    case UCT_RC_VARUNA_FO_RESEND:
+        if (!uct_rc_varuna_ep_replay(iface, ep)) {
+            return 0; /* no CQ entries: continued from the progress */
+        }
+        /* enters REPLAYING, and IDLE at once if nothing is left in
+         * flight */
+        uct_rc_varuna_ep_promote(iface, ep);
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Run the failover as far as it can go now. Every event of a failover ends
+ * here, and so does the interface's check (control requests waiting for
+ * room, CQ entries for the resend, the peer's timeout). */
 void uct_rc_varuna_ep_failover_progress(uct_rc_varuna_ep_t *ep)
 {
     uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
-    int in_flight, trusted;
 
-    if (ep->fo.state != UCT_RC_VARUNA_FO_FENCING) {
+    if (!uct_rc_varuna_ep_fo_fencing(ep)) {
         return;
     }
 
     uct_rc_varuna_ep_ctrl_kick(ep);
-    if (!(ep->fo.flags & UCT_RC_VARUNA_FO_DRAINED)) {
-        return;
+    while (uct_rc_varuna_ep_fo_fencing(ep) &&
+           uct_rc_varuna_ep_fo_step(iface, ep)) {
     }
-
-    if (ep->fo.replay_sn == 0) {
-        in_flight = ep->tx.done_sn < ep->tx.sn;
-        if (in_flight &&
-            (iface->config.recovery == UCT_RC_VARUNA_RECOVERY_VARUNA) &&
-            iface->config.log_enable) {
-            trusted = (ep->fo.cause == UCT_RC_VARUNA_CAUSE_RETRY_EXC) ||
-                      (ep->fo.flags & UCT_RC_VARUNA_FO_PEER_FENCED) ||
-                      uct_rc_varuna_ep_peer_timed_out(iface, ep);
-            if (!(ep->fo.flags & UCT_RC_VARUNA_FO_LOG_POSTED)) {
-                if (!trusted) {
-                    return; /* wait for the peer to fence */
-                }
-                ep->fo.flags        |= UCT_RC_VARUNA_FO_LOG_POSTED;
-                ep->fo.ctrl_pending |= UCS_BIT(UCT_RC_VARUNA_CTRL_WR_LOG_READ);
-                uct_rc_varuna_ep_ctrl_kick(ep);
-            }
-            if (!(ep->fo.flags & UCT_RC_VARUNA_FO_LOG_DONE)) {
-                return;
-            }
-        }
-
-        if (!uct_rc_varuna_ep_decide(iface, ep)) {
-            return; /* the peer's expected PSN is needed */
-        }
-    }
-
-    if (!uct_rc_varuna_ep_replay(iface, ep)) {
-        return; /* no CQ entries: continued from the progress */
-    }
-
-    uct_rc_varuna_ep_promote(iface, ep);
 }
 
 /* Everything that was in flight has completed: the failover is over. */
@@ -456,7 +545,7 @@ void uct_rc_varuna_ep_failover_recovered(uct_rc_varuna_ep_t *ep)
     uct_rc_varuna_iface_count_failover(iface, &ep->fo.report);
     uct_rc_varuna_ep_report(iface, ep);
 
-    ep->fo.state     = UCT_RC_VARUNA_FO_IDLE;
+    uct_rc_varuna_ep_fo_enter(ep, UCT_RC_VARUNA_FO_IDLE);
     ep->fo.replay_sn = 0;
     ep->fo.flags     = 0;
     ucs_list_del(&ep->fo.list);
@@ -465,24 +554,48 @@ void uct_rc_varuna_ep_failover_recovered(uct_rc_varuna_ep_t *ep)
         ep->fo.log_desc = NULL;
     }
     uct_rc_varuna_ep_reprotect_list(ep);
+    uct_rc_varuna_ep_failover_noticed(ep);
 }
 
-/* Leave the failover machinery: the endpoint dies or goes away. */
-void uct_rc_varuna_ep_failover_cleanup(uct_rc_varuna_ep_t *ep)
+/* A failover the peer announced before ours could start: start it now if
+ * it can (we are idle, on the lane it is about, with a standby). Called
+ * when a failover ends and when a lane becomes the standby again. */
+void uct_rc_varuna_ep_failover_noticed(uct_rc_varuna_ep_t *ep)
 {
-    if ((ep->fo.state == UCT_RC_VARUNA_FO_FENCING) ||
-        (ep->fo.state == UCT_RC_VARUNA_FO_REPLAYING)) {
-        ucs_list_del(&ep->fo.list);
+    if (!ep->fo.notice.valid) {
+        return;
     }
-    if (ep->fo.flags & UCT_RC_VARUNA_FO_BLOCKED) {
+    if (ep->fo.notice.epoch != ep->fo.epoch) {
+        if (UCS_CIRCULAR_COMPARE16(ep->fo.notice.epoch, <, ep->fo.epoch)) {
+            ep->fo.notice.valid = 0; /* about a failover that is over */
+        }
+        return;
+    }
+    if ((ep->fo.state == UCT_RC_VARUNA_FO_IDLE) &&
+        (ep->fo.notice.lane == ep->active) && ep->has_standby) {
+        uct_rc_varuna_ep_failover(ep, ep->active, UCT_RC_VARUNA_CAUSE_PEER);
+    }
+}
+
+/* Leave the failover machinery: the endpoint dies (DEAD) or goes away
+ * (IDLE). */
+void uct_rc_varuna_ep_failover_cleanup(uct_rc_varuna_ep_t *ep,
+                                       uct_rc_varuna_fo_state_t state)
+{
+    if (uct_rc_varuna_ep_fo_fencing(ep)) {
         uct_rc_txqp_available_add(&ep->super.txqp, ep->fo.parked);
         ep->fo.parked = 0;
     }
+    if (uct_rc_varuna_ep_fo_fencing(ep) ||
+        (ep->fo.state == UCT_RC_VARUNA_FO_REPLAYING)) {
+        ucs_list_del(&ep->fo.list);
+    }
+    uct_rc_varuna_ep_fo_enter(ep, state);
+    ep->fo.notice.valid = 0;
     ep->fo.flags        = 0;
     ep->fo.ctrl_pending = 0;
     ep->fo.msgq_count   = 0;
     ep->fo.replay_sn    = 0;
-    ep->fo.state        = UCT_RC_VARUNA_FO_IDLE;
     if (ep->fo.log_desc != NULL) {
         ucs_mpool_put(ep->fo.log_desc);
         ep->fo.log_desc = NULL;
@@ -541,7 +654,7 @@ static void uct_rc_varuna_ep_drained(uct_rc_varuna_iface_t *iface,
 /* The drain marker came back: every completion of the failed lane is in */
 void uct_rc_varuna_ep_failover_drained(uct_rc_varuna_ep_t *ep)
 {
-    if (ep->fo.state != UCT_RC_VARUNA_FO_FENCING) {
+    if (!uct_rc_varuna_ep_fo_fencing(ep)) {
         return;
     }
     ep->fo.flags |= UCT_RC_VARUNA_FO_DRAINED;
@@ -552,7 +665,7 @@ void uct_rc_varuna_ep_failover_drained(uct_rc_varuna_ep_t *ep)
 /* The READ of our log word at the peer completed */
 void uct_rc_varuna_ep_failover_log_read(uct_rc_varuna_ep_t *ep)
 {
-    if (ep->fo.state == UCT_RC_VARUNA_FO_FENCING) {
+    if (ep->fo.state == UCT_RC_VARUNA_FO_READ_LOG) {
         ep->fo.log_sn  = *(uint64_t*)uct_rc_varuna_desc_data(ep->fo.log_desc);
         ep->fo.flags  |= UCT_RC_VARUNA_FO_LOG_DONE;
         ucs_debug("rc_varuna: ep %p: log word at the peer is %" PRIu64, ep,
@@ -561,32 +674,41 @@ void uct_rc_varuna_ep_failover_log_read(uct_rc_varuna_ep_t *ep)
     uct_rc_varuna_ep_failover_progress(ep);
 }
 
-/* The peer's FAILOVER message: it fenced its side of a lane */
+/* The peer's FAILOVER message: it fenced its side of a lane. The peer's
+ * failovers and ours are the same events, counted by both (epoch), but
+ * its message may come before ours can start (our standby is still being
+ * connected: its REPROTECT_DONE travels on the other lane, or was lost
+ * with it) or while our last failover still replays; then it is kept
+ * (fo.notice) and applied when ours starts. Dropping it would leave ours
+ * waiting for a fence the peer has announced already. */
 void uct_rc_varuna_ep_failover_peer_fenced(uct_rc_varuna_ep_t *ep,
                                            const uct_rc_varuna_ctrl_msg_t *msg)
 {
     unsigned about = msg->lane;
 
-    if ((msg->epoch != ep->fo.epoch) || (about >= UCT_RC_VARUNA_NUM_SIDES)) {
+    if ((about >= UCT_RC_VARUNA_NUM_SIDES) ||
+        UCS_CIRCULAR_COMPARE16(msg->epoch, <, ep->fo.epoch)) {
         return; /* about a failover both sides have finished */
     }
-    if ((ep->fo.state == UCT_RC_VARUNA_FO_IDLE) && (about == ep->active)) {
+
+    if ((msg->epoch == ep->fo.epoch) &&
+        (ep->fo.state == UCT_RC_VARUNA_FO_IDLE) && (about == ep->active)) {
         uct_rc_varuna_ep_failover(ep, about, UCT_RC_VARUNA_CAUSE_PEER);
     }
-    if ((ep->fo.state != UCT_RC_VARUNA_FO_FENCING) ||
-        (about != ep->fo.failed_lane)) {
+    if ((msg->epoch == ep->fo.epoch) && uct_rc_varuna_ep_fo_fencing(ep) &&
+        (about == ep->fo.failed_lane)) {
+        uct_rc_varuna_ep_fo_peer_fenced(ep, msg->flags, msg->psn);
+        uct_rc_varuna_ep_failover_progress(ep);
         return;
     }
 
-    ep->fo.flags |= UCT_RC_VARUNA_FO_PEER_FENCED;
-    if (!(msg->flags & UCT_RC_VARUNA_CTRL_FLAG_PSN_UNKNOWN)) {
-        ep->fo.flags       |= UCT_RC_VARUNA_FO_PEER_PSN;
-        ep->fo.peer_rq_psn  = msg->psn;
-    } else {
-        ucs_diag("rc_varuna: ep %p: the peer could not read its expected "
-                 "PSN", ep);
-    }
-    uct_rc_varuna_ep_failover_progress(ep);
+    ucs_diag("rc_varuna: ep %p: the peer fenced lane %u (failover %u) "
+             "before ours could start; kept for it", ep, about, msg->epoch);
+    ep->fo.notice.valid = 1;
+    ep->fo.notice.lane  = (uint8_t)about;
+    ep->fo.notice.flags = msg->flags;
+    ep->fo.notice.epoch = msg->epoch;
+    ep->fo.notice.psn   = msg->psn;
 }
 
 

@@ -43,7 +43,7 @@
  * fencing, the active one otherwise. */
 static unsigned uct_rc_varuna_ep_msg_lane(uct_rc_varuna_ep_t *ep)
 {
-    return (ep->fo.state == UCT_RC_VARUNA_FO_FENCING) ?
+    return uct_rc_varuna_ep_fo_fencing(ep) ?
            uct_rc_varuna_other_lane(ep->fo.failed_lane) : ep->active;
 }
 
@@ -413,6 +413,7 @@ static void uct_rc_varuna_ep_reprotect_done(uct_rc_varuna_iface_t *iface,
     }
     ucs_diag("rc_varuna: ep %p: lane %s is the standby again", ep,
              uct_rc_varuna_lane_str(iface, lane, buf, sizeof(buf)));
+    uct_rc_varuna_ep_failover_noticed(ep);
 }
 
 /*
@@ -570,7 +571,7 @@ void uct_rc_varuna_ep_ctrl_completion(uct_rc_varuna_ep_t *ep, unsigned lane,
         }
         ucs_diag("rc_varuna: ep %p: control request %u on lane %u failed: "
                  "%s", ep, kind, lane, ibv_wc_status_str(wc->status));
-        if ((ep->fo.state == UCT_RC_VARUNA_FO_FENCING) &&
+        if (uct_rc_varuna_ep_fo_fencing(ep) &&
             (lane != ep->fo.failed_lane)) {
             /* the lane we were failing over to is dead too */
             uct_rc_varuna_ep_fail(ep, UCS_ERR_ENDPOINT_TIMEOUT);
@@ -620,6 +621,16 @@ void uct_rc_varuna_ep_ctrl_recv(uct_rc_varuna_ep_t *ep, unsigned lane,
 
     switch (msg->type) {
     case UCT_RC_VARUNA_CTRL_FAILOVER:
+        if ((lane != ep->active) && !ep->fo.initiator &&
+            (ep->lane[lane].state == UCT_RC_VARUNA_LANE_RECONNECTING)) {
+            /* the peer fails over onto the lane this came on, so it holds
+             * that lane for its standby, which the initiator does only
+             * once the lane carried its probe READ: its REPROTECT_DONE is
+             * behind (on the other lane) or was lost with that lane */
+            ucs_diag("rc_varuna: ep %p: the peer's FAILOVER on lane %u "
+                     "says the lane is the standby", ep, lane);
+            uct_rc_varuna_ep_reprotect_done(iface, ep, lane);
+        }
         uct_rc_varuna_ep_failover_peer_fenced(ep, msg);
         break;
     case UCT_RC_VARUNA_CTRL_REPROTECT_REQ:

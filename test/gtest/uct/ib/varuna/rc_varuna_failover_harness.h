@@ -27,6 +27,21 @@ extern "C" {
 #include <vector>
 
 
+/* what a stalled re-protection leaves behind, for the failure message */
+static inline std::string rp_state_of(const uct_rc_varuna_ep_t *ep)
+{
+    std::ostringstream os;
+
+    os << "active " << (int)ep->active << " lanes " << (int)ep->lane[0].state
+       << "/" << (int)ep->lane[1].state << " err " << ep->lane[0].err_count
+       << "/" << ep->lane[1].err_count << " fo " << (int)ep->fo.state
+       << " initiator " << (int)ep->fo.initiator << " attempt "
+       << ep->fo.rp_attempt << " messages waiting " << (int)ep->fo.msgq_count
+       << " listed " << (int)ep->fo.rp_listed;
+    return os.str();
+}
+
+
 /*
  * The harness of the failover tests (DESIGN.md section 5, guarantees
  * G1-G6), shared by the fault-injection matrix (test_rc_varuna_failover.cc)
@@ -953,7 +968,9 @@ protected:
      * any more. */
     bool flush_ep(entity *e, const std::string &what, ucs_time_t deadline)
     {
-        uct_completion_t comp;
+        /* outlives this call: a flush that does not complete here is
+         * completed, with an error, when the endpoint is destroyed */
+        uct_completion_t &comp = m_flush_comp[(e == m_s) ? 0 : 1];
         ucs_status_t status;
 
         op_ctx flush = op_ctx();
@@ -1422,6 +1439,7 @@ protected:
     unsigned long                   m_qp_created[2], m_qp_conn[2];
     int64_t                         m_sib_qp_created, m_sib_qp_connected;
     int                             m_fault;
+    uct_completion_t                m_flush_comp[2]; /* sender, receiver */
     std::vector<op_ctx>             m_flush_reqs;  /* the sender's flush
                                                       requests (lane, PSNs) */
     unsigned                        m_resent_checked; /* trials whose

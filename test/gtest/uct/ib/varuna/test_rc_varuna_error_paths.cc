@@ -274,4 +274,88 @@ UCS_TEST_P(test_rc_varuna_error_paths, done_waits_then_failover)
     EXPECT_EQ(2u, viface(peer)->fo.failovers);
 }
 
+/*
+ * The initiator's REPROTECT_DONE is lost with the lane it went on, and that
+ * lane then fails: the initiator fails over onto the re-protected lane,
+ * which the peer still holds for RECONNECTING (seen on rxe, where the DONE
+ * and the FAILOVER took different lanes and the peer polled the FAILOVER
+ * first; and on softib when the DONE left on the lane as it went down).
+ * The peer used to drop the FAILOVER (no standby yet), fence its lane with
+ * no failover, and then wait for ever in its own failover for a fence the
+ * initiator had announced already. A FAILOVER arriving on the lane says the
+ * initiator holds it for its standby, which it does only once the lane
+ * carried its probe: the peer takes it as the DONE.
+ */
+UCS_TEST_P(test_rc_varuna_error_paths, done_lost_then_failover)
+{
+    ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(20);
+    struct softib_rule drop;
+    entity *init, *peer;
+    uint32_t rule;
+    port p0, p1;
+
+    setup_pair(NUM_OPS);
+    init = vep(m_s)->fo.initiator ? m_s : m_r;
+    peer = (init == m_s) ? m_r : m_s;
+    p0   = side_port(init, 0);
+    p1   = side_port(init, 1);
+
+    m_softib.link(p0.dev, p0.num, false);
+    while (((vep(m_s)->active != 1) || (vep(m_r)->active != 1)) &&
+           (ucs_get_time() < deadline)) {
+        progress();
+    }
+    ASSERT_EQ(1u, vep(init)->active);
+    ASSERT_EQ(1u, vep(peer)->active);
+
+    /* re-protection up to the DONE, which waits (its post fails) */
+    rule = fail_verb(init, 1, SOFTIB_VERB_POST_SEND, qpn(init, 1), 1,
+                     SOFTIB_FOREVER);
+    m_softib.link(p0.dev, p0.num, true);
+    while ((vep(init)->lane[0].state != UCT_RC_VARUNA_LANE_STANDBY) &&
+           (ucs_get_time() < deadline)) {
+        progress();
+    }
+    ASSERT_EQ(UCT_RC_VARUNA_LANE_STANDBY, vep(init)->lane[0].state);
+    ASSERT_GT(vep(init)->fo.msgq_count, 0);
+
+    /* the DONE goes out on lane 1, and nothing the initiator sends there
+     * arrives any more */
+    memset(&drop, 0, sizeof(drop));
+    drop.kind    = SOFTIB_RULE_DROP;
+    drop.dev     = p1.dev.c_str();
+    drop.port    = p1.num;
+    drop.dir     = SOFTIB_DIR_TX;
+    drop.classes = SOFTIB_CLASS_ALL;
+    drop.qpn     = qpn(init, 1);
+    drop.count   = SOFTIB_FOREVER;
+    m_softib.rule(drop);
+    m_softib.rule_del(rule);
+    while ((vep(init)->fo.msgq_count > 0) && (ucs_get_time() < deadline)) {
+        progress();
+    }
+    ASSERT_EQ(0, vep(init)->fo.msgq_count) << "the DONE was not posted";
+    short_progress_loop(20);
+    ASSERT_EQ(UCT_RC_VARUNA_LANE_RECONNECTING, vep(peer)->lane[0].state)
+            << "the DONE arrived";
+
+    /* lane 1 fails */
+    m_softib.link(p1.dev, p1.num, false);
+    while (((vep(m_s)->active != 0) || (vep(m_r)->active != 0)) &&
+           (m_ep_errors == 0) && (ucs_get_time() < deadline)) {
+        progress();
+    }
+    EXPECT_EQ(0u, m_ep_errors);
+    EXPECT_EQ(0u, vep(init)->active);
+    EXPECT_EQ(0u, vep(peer)->active) << rp_state_of(vep(peer));
+
+    plan(MIXED, NUM_OPS);
+    if (post_all(0, NUM_OPS, deadline) && finish(deadline)) {
+        verify(true);
+    }
+    fail_on_problems("done_lost_then_failover");
+    EXPECT_EQ(2u, viface(init)->fo.failovers);
+    EXPECT_EQ(2u, viface(peer)->fo.failovers);
+}
+
 _UCT_INSTANTIATE_TEST_CASE(test_rc_varuna_error_paths, rc_varuna)

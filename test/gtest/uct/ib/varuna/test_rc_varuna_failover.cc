@@ -247,20 +247,6 @@ UCS_TEST_P(test_rc_varuna_failover, acked_unsignaled_then_port_down)
  * which port fails: each time the failed lane is re-protected before the
  * next failure, and nothing is lost or executed twice.
  */
-/* what a stalled re-protection leaves behind, for the failure message */
-static std::string rp_state_of(const uct_rc_varuna_ep_t *ep)
-{
-    std::ostringstream os;
-
-    os << "active " << ep->active << " lanes " << (int)ep->lane[0].state
-       << "/" << (int)ep->lane[1].state << " err " << ep->lane[0].err_count
-       << "/" << ep->lane[1].err_count << " fo " << (int)ep->fo.state
-       << " initiator " << (int)ep->fo.initiator << " attempt "
-       << ep->fo.rp_attempt << " messages waiting " << (int)ep->fo.msgq_count
-       << " listed " << (int)ep->fo.rp_listed;
-    return os.str();
-}
-
 UCS_TEST_P(test_rc_varuna_failover, cycles_alternating_ports)
 {
     const unsigned cycles = ucs_max(2, 100 / ucs::test_time_multiplier());
@@ -331,6 +317,86 @@ UCS_TEST_P(test_rc_varuna_failover, counters_in_vfs)
     EXPECT_EQ((long)viface(m_s)->fo.qp_created,
               vfs_counter(m_s, "qp_created"));
     EXPECT_EQ(-1, vfs_counter(m_s, "no_such_counter"));
+}
+
+/* The failover's transitions, as its debug log names them: every state of
+ * the machine is passed in order on the sender, whose responses died (so
+ * everything executed, the log decides, retries ran out); the receiver
+ * had nothing of its own in flight and goes from the drain to deciding. */
+static std::vector<std::string> fo_transitions;
+
+static ucs_log_func_rc_t
+fo_transition_logger(const char *file, unsigned line, const char *function,
+                     ucs_log_level_t level,
+                     const ucs_log_component_config_t *comp_conf,
+                     const char *message, va_list ap)
+{
+    char buf[256];
+
+    if (level < UCS_LOG_LEVEL_DEBUG) {
+        return UCS_LOG_FUNC_RC_CONTINUE;
+    }
+    if (strstr(message, "failover %s -> %s") != NULL) {
+        vsnprintf(buf, sizeof(buf), message, ap);
+        fo_transitions.push_back(buf);
+    }
+    return UCS_LOG_FUNC_RC_STOP; /* the rest of UCX's debug log */
+}
+
+static std::vector<std::string>
+fo_states_of(const void *ep)
+{
+    std::vector<std::string> states;
+    char prefix[64];
+
+    snprintf(prefix, sizeof(prefix), "rc_varuna: ep %p: failover ", ep);
+    for (size_t i = 0; i < fo_transitions.size(); ++i) {
+        const std::string &t = fo_transitions[i];
+        if (t.compare(0, strlen(prefix), prefix) != 0) {
+            continue;
+        }
+        std::string step = t.substr(strlen(prefix));
+        if (states.empty()) {
+            states.push_back(step.substr(0, step.find(' ')));
+        }
+        states.push_back(step.substr(step.rfind(' ') + 1));
+    }
+    return states;
+}
+
+static std::string join_states(const std::vector<std::string> &states)
+{
+    std::string s;
+
+    for (size_t i = 0; i < states.size(); ++i) {
+        s += (i ? " " : "") + states[i];
+    }
+    return s;
+}
+
+UCS_TEST_P(test_rc_varuna_failover, state_sequence)
+{
+    ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(20);
+
+    setup_pair(NUM_OPS);
+    plan(MIXED, NUM_OPS);
+    inject(RESP_DROP, 0);
+    fo_transitions.clear();
+    {
+        ucs::scoped_log_level level(UCS_LOG_LEVEL_DEBUG);
+        ucs_log_push_handler(fo_transition_logger);
+        bool done = post_all(0, WINDOW, deadline) &&
+                    post_all(WINDOW, NUM_OPS, deadline) && finish(deadline);
+        ucs_log_pop_handler();
+        ASSERT_TRUE(done);
+    }
+    verify(true);
+    fail_on_problems("state_sequence");
+
+    EXPECT_EQ("idle drain wait_quiet read_log decide resend replaying idle",
+              join_states(fo_states_of(vep(m_s))));
+    EXPECT_EQ("idle drain decide resend replaying idle",
+              join_states(fo_states_of(vep(m_r))));
 }
 
 /* Both paths dead: the endpoint fails through UCX's error path, every
