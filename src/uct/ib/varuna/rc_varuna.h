@@ -625,8 +625,9 @@ typedef struct uct_rc_varuna_ep {
         uint32_t            rp_attempt;
         uint32_t            rp_peer_attempt;  /* the peer's, last answered */
         uint8_t             rp_probing;       /* probe READ in flight */
-        uint8_t             rp_nacked;        /* the peer said no: wait
-                                                 before asking again */
+        ucs_time_t          rp_backoff;       /* the peer said no: wait
+                                                 this long before asking
+                                                 again (0: it did not) */
         uint8_t             rp_done_pending;  /* DONE to send */
         ucs_time_t          rp_sent;
         /* control messages to post, oldest first (msgq_head); entries

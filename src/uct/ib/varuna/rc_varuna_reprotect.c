@@ -376,8 +376,8 @@ void uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
         return;
     }
 
-    if (ep->fo.rp_nacked &&
-        (now < ep->fo.rp_sent + iface->config.reprotect_timeout)) {
+    if ((ep->fo.rp_backoff != 0) &&
+        (now < ep->fo.rp_sent + ep->fo.rp_backoff)) {
         /* the peer's port was down or it was busy: asking every interval
          * would cost two messages per endpoint for as long as its port
          * stays down */
@@ -390,7 +390,6 @@ void uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
     ep->fo.rp_lane   = (uint8_t)lane;
     ep->fo.rp_psn    = ep->lane[lane].sq_psn;
     ep->fo.rp_sent   = now;
-    ep->fo.rp_nacked = 0;
     ep->fo.rp_attempt++;
     msg = uct_rc_varuna_ep_queue_msg(ep, UCT_RC_VARUNA_CTRL_REPROTECT_REQ,
                                      lane, ep->fo.rp_psn, ep->fo.rp_attempt);
@@ -407,6 +406,7 @@ static void uct_rc_varuna_ep_reprotect_done(uct_rc_varuna_iface_t *iface,
 
     ep->lane[lane].state = UCT_RC_VARUNA_LANE_STANDBY;
     ep->has_standby      = 1;
+    ep->fo.rp_backoff    = 0;
     iface->fo.reprotected++;
     if (!ep->fo.rp_done_pending) {
         uct_rc_varuna_ep_reprotect_unlist(ep);
@@ -655,7 +655,13 @@ void uct_rc_varuna_ep_ctrl_recv(uct_rc_varuna_ep_t *ep, unsigned lane,
         if ((about == ep->fo.rp_lane) && (msg->attempt == ep->fo.rp_attempt) &&
             (ep->lane[about].state == UCT_RC_VARUNA_LANE_RECONNECTING)) {
             ep->lane[about].state = UCT_RC_VARUNA_LANE_FAILED;
-            ep->fo.rp_nacked      = 1;
+            /* the first refusal is most often the peer not having seen
+             * its port come back yet: ask again soon, then less and less
+             * often, up to REPROTECT_TIMEOUT */
+            ep->fo.rp_backoff     = (ep->fo.rp_backoff == 0) ?
+                                    iface->config.reprotect_interval :
+                                    ucs_min(2 * ep->fo.rp_backoff,
+                                            iface->config.reprotect_timeout);
         }
         break;
     default:
