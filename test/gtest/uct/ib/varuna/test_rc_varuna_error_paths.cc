@@ -63,6 +63,37 @@ protected:
         return count;
     }
 
+    /* Fail the initiator's primary link, both sides on their standby lane,
+     * then heal it with the initiator's posts on its active lane failing
+     * after one (its REPROTECT_REQ): re-protection runs up to the
+     * initiator's DONE, which waits. Returns the rule that fails the
+     * posts. */
+    uint32_t heal_with_done_waiting(entity *init, entity *peer,
+                                    ucs_time_t deadline)
+    {
+        port p0 = side_port(init, 0);
+        uint32_t rule;
+
+        m_softib.link(p0.dev, p0.num, false);
+        while (((vep(m_s)->active != 1) || (vep(m_r)->active != 1)) &&
+               (ucs_get_time() < deadline)) {
+            progress();
+        }
+        EXPECT_EQ(1u, vep(init)->active);
+        EXPECT_EQ(1u, vep(peer)->active);
+
+        rule = fail_verb(init, 1, SOFTIB_VERB_POST_SEND, qpn(init, 1), 1,
+                         SOFTIB_FOREVER);
+        m_softib.link(p0.dev, p0.num, true);
+        while ((vep(init)->lane[0].state != UCT_RC_VARUNA_LANE_STANDBY) &&
+               (ucs_get_time() < deadline)) {
+            progress();
+        }
+        EXPECT_EQ(UCT_RC_VARUNA_LANE_STANDBY, vep(init)->lane[0].state);
+        EXPECT_GT(vep(init)->fo.msgq_count, 0) << "the DONE went out";
+        return rule;
+    }
+
     /* The window posted, the fault, the rest posted, flushed */
     bool run(int type, int f, unsigned k)
     {
@@ -221,33 +252,17 @@ UCS_TEST_P(test_rc_varuna_error_paths, done_waits_then_failover)
     ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(20);
     entity *init, *peer;
     uint32_t rule;
-    port p0, p1;
+    port p1;
 
     setup_pair(NUM_OPS);
     init = vep(m_s)->fo.initiator ? m_s : m_r;
     peer = (init == m_s) ? m_r : m_s;
-    p0   = side_port(init, 0);
     p1   = side_port(init, 1);
-
-    /* the primary link fails: both run on their standby lane */
-    m_softib.link(p0.dev, p0.num, false);
-    while (((vep(m_s)->active != 1) || (vep(m_r)->active != 1)) &&
-           (ucs_get_time() < deadline)) {
-        progress();
-    }
-    ASSERT_EQ(1u, vep(init)->active);
-    ASSERT_EQ(1u, vep(peer)->active);
 
     /* the initiator's active lane takes its REQUEST, then nothing: the
      * DONE will wait */
-    rule = fail_verb(init, 1, SOFTIB_VERB_POST_SEND, qpn(init, 1), 1,
-                     SOFTIB_FOREVER);
-    m_softib.link(p0.dev, p0.num, true);
-    while ((vep(init)->lane[0].state != UCT_RC_VARUNA_LANE_STANDBY) &&
-           (ucs_get_time() < deadline)) {
-        progress();
-    }
-    ASSERT_EQ(UCT_RC_VARUNA_LANE_STANDBY, vep(init)->lane[0].state);
+    rule = heal_with_done_waiting(init, peer, deadline);
+    ASSERT_FALSE(HasFailure());
     short_progress_loop(20);
     ASSERT_GT(vep(init)->fo.msgq_count, 0) << "the DONE went out";
     ASSERT_NE(UCT_RC_VARUNA_LANE_STANDBY, vep(peer)->lane[0].state);
@@ -292,32 +307,16 @@ UCS_TEST_P(test_rc_varuna_error_paths, done_lost_then_failover)
     struct softib_rule drop;
     entity *init, *peer;
     uint32_t rule;
-    port p0, p1;
+    port p1;
 
     setup_pair(NUM_OPS);
     init = vep(m_s)->fo.initiator ? m_s : m_r;
     peer = (init == m_s) ? m_r : m_s;
-    p0   = side_port(init, 0);
     p1   = side_port(init, 1);
 
-    m_softib.link(p0.dev, p0.num, false);
-    while (((vep(m_s)->active != 1) || (vep(m_r)->active != 1)) &&
-           (ucs_get_time() < deadline)) {
-        progress();
-    }
-    ASSERT_EQ(1u, vep(init)->active);
-    ASSERT_EQ(1u, vep(peer)->active);
-
     /* re-protection up to the DONE, which waits (its post fails) */
-    rule = fail_verb(init, 1, SOFTIB_VERB_POST_SEND, qpn(init, 1), 1,
-                     SOFTIB_FOREVER);
-    m_softib.link(p0.dev, p0.num, true);
-    while ((vep(init)->lane[0].state != UCT_RC_VARUNA_LANE_STANDBY) &&
-           (ucs_get_time() < deadline)) {
-        progress();
-    }
-    ASSERT_EQ(UCT_RC_VARUNA_LANE_STANDBY, vep(init)->lane[0].state);
-    ASSERT_GT(vep(init)->fo.msgq_count, 0);
+    rule = heal_with_done_waiting(init, peer, deadline);
+    ASSERT_FALSE(HasFailure());
 
     /* the DONE goes out on lane 1, and nothing the initiator sends there
      * arrives any more */
