@@ -510,11 +510,47 @@ static ucs_status_t uct_rc_varuna_wc_to_ucs_status(enum ibv_wc_status status)
     }
 }
 
+/* A send completion with an error, and the side whose CQ gave it (QP
+ * numbers are only unique per device) */
+typedef struct {
+    struct ibv_wc *wc;
+    unsigned      side;
+} uct_rc_varuna_wc_error_t;
+
+/* The interface's handle_failure (uct_ib_iface_ops_t), which poll_tx calls
+ * for every error completion, as rc_verbs does: a failed control request
+ * goes to its own handler, a failed operation to the endpoint's, which
+ * starts the failover (rc_varuna_failover.c) or, with no path left, UCX's
+ * error path. */
+static void uct_rc_varuna_iface_handle_failure(uct_ib_iface_t *ib_iface,
+                                               void *arg,
+                                               ucs_status_t ep_status)
+{
+    uct_rc_varuna_iface_t *iface      = ucs_derived_of(ib_iface,
+                                                       uct_rc_varuna_iface_t);
+    const uct_rc_varuna_wc_error_t *e = arg;
+    uct_rc_varuna_ep_t *ep;
+    unsigned lane;
+
+    ep = uct_rc_varuna_iface_lookup_ep(iface, e->side, e->wc->qp_num);
+    if (ep == NULL) {
+        return; /* an endpoint already destroyed */
+    }
+    lane = uct_rc_varuna_iface_wc_lane(iface, e->side, ep, e->wc->qp_num);
+
+    if (e->wc->wr_id & UCT_RC_VARUNA_WRID_CTRL) {
+        uct_rc_varuna_ep_ctrl_completion(ep, lane, e->wc);
+    } else {
+        uct_rc_varuna_ep_handle_failure(ep, lane, e->wc, ep_status);
+    }
+}
+
 static unsigned uct_rc_varuna_iface_poll_tx(uct_rc_varuna_iface_t *iface,
                                             unsigned side)
 {
     unsigned num_wcs = iface->super.super.config.tx_max_poll;
     struct ibv_wc wc[num_wcs];
+    uct_rc_varuna_wc_error_t error;
     uct_rc_varuna_ep_t *ep;
     ucs_status_t status;
     unsigned i, lane;
@@ -530,17 +566,19 @@ static unsigned uct_rc_varuna_iface_poll_tx(uct_rc_varuna_iface_t *iface,
             /* an endpoint already destroyed: rc/base took its credits */
             continue;
         }
-        lane = uct_rc_varuna_iface_wc_lane(iface, side, ep, wc[i].qp_num);
-
-        if (ucs_unlikely(wc[i].wr_id & UCT_RC_VARUNA_WRID_CTRL)) {
-            uct_rc_varuna_ep_ctrl_completion(ep, lane, &wc[i]);
+        if (ucs_unlikely(wc[i].status != IBV_WC_SUCCESS)) {
+            error.wc   = &wc[i];
+            error.side = side;
+            iface->super.super.ops->handle_failure(
+                    &iface->super.super, &error,
+                    uct_rc_varuna_wc_to_ucs_status(wc[i].status));
             continue;
         }
 
-        if (ucs_unlikely(wc[i].status != IBV_WC_SUCCESS)) {
-            uct_rc_varuna_ep_handle_failure(ep, lane, &wc[i],
-                                            uct_rc_varuna_wc_to_ucs_status(
-                                                    wc[i].status));
+        if (ucs_unlikely(wc[i].wr_id & UCT_RC_VARUNA_WRID_CTRL)) {
+            lane = uct_rc_varuna_iface_wc_lane(iface, side, ep,
+                                               wc[i].qp_num);
+            uct_rc_varuna_ep_ctrl_completion(ep, lane, &wc[i]);
             continue;
         }
 
@@ -1448,9 +1486,7 @@ static uct_rc_iface_ops_t uct_rc_varuna_iface_ops = {
         .create_cq      = uct_ib_verbs_create_cq,
         .arm_cq         = uct_ib_iface_arm_cq,
         .event_cq       = (uct_ib_iface_event_cq_func_t)ucs_empty_function,
-        /* error completions are handled in uct_rc_varuna_iface_poll_tx */
-        .handle_failure = (uct_ib_iface_handle_failure_func_t)
-                                  ucs_empty_function
+        .handle_failure = uct_rc_varuna_iface_handle_failure
     },
     .init_rx         = uct_rc_varuna_iface_init_rx,
     .cleanup_rx      = uct_rc_varuna_iface_cleanup_rx,
