@@ -1,0 +1,129 @@
+#!/bin/bash
+#
+# Copyright (C) rc_varuna authors 2026. ALL RIGHTS RESERVED.
+# See file LICENSE for terms.
+#
+# OpenSHMEM through a link failure (issue 13): Debian's Open MPI (spml ucx)
+# with our UCX first on LD_LIBRARY_PATH, on softib, over
+# UCX_TLS=rc_varuna,ud_verbs:aux, with contrib/openmpi/mca-params.conf.
+# Builds test/mpi/shmem_failover.c with oshcc and runs it once: fetch-adds,
+# puts read back with gets, PE 0 takes softib0:1 down halfway.
+#
+# Usage: test/mpi/shmem.sh [-n PES] [-i ITERS] [-t SECONDS] [--no-fail]
+#                          [--recovery varuna|blanket] [--expect ok|wrong]
+#                          [-x VAR=VALUE]... [--name NAME]
+#   -n   PEs (2)      -i   iterations (2000)     -t   timeout: HANG (60)
+#   --no-fail    the link stays up (no failover reports expected)
+#   --recovery   UCX_RC_VARUNA_RECOVERY
+#   --expect     ok (default), or wrong: the run must NOT come out right
+#                (blanket recovery executes operations twice)
+#   -x VAR=VAL   one more variable for every PE
+#
+# A run is OK when it exits 0 within the timeout with one "pe N: OK" line
+# per PE and "shmem_failover: OK", and, with a link failure, failover
+# reports from every PE; WRONG otherwise; HANG after the timeout. Exits 0
+# when the verdict is the expected one. Logs in build/logs/shmem/NAME/.
+#
+# Open MPI 4.1.4's own exit crash: spml ucx registers a memory-release hook
+# at shmem_init and never removes it; shmem_finalize unloads mca_spml_ucx,
+# and when osc rdma then frees memory in MPI's finalize the hook jumps into
+# the unloaded library (SIGSEGV after every PE printed its results). With
+# osc = ucx (mca-params.conf) osc rdma is not loaded and the job exits
+# cleanly; README.md, "Open MPI and OpenSHMEM".
+#
+
+set -uo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/../../contrib/common.sh"
+
+pes=2 iters=2000 tmo=60 fail=1 recovery=varuna expect=ok name= extra_env=()
+usage()
+{
+    sed -n '/^# Usage/,/^#$/s/^# \{0,1\}//p' "$0" >&2
+    exit 2
+}
+while (($#)); do
+    [[ $1 == --no-fail || $# -ge 2 ]] || usage
+    case $1 in
+    -n) pes=$2; shift ;;
+    -i) iters=$2; shift ;;
+    -t) tmo=$2; shift ;;
+    --no-fail) fail=0 ;;
+    --recovery) recovery=$2; shift ;;
+    --expect) expect=$2; shift ;;
+    --name) name=$2; shift ;;
+    -x) [[ $2 == *=* ]] || usage; extra_env+=(-x "$2"); shift ;;
+    *) usage ;;
+    esac
+    shift || usage
+done
+[[ $recovery == varuna || $recovery == blanket ]] ||
+    rc_varuna_die "--recovery: varuna or blanket, not '$recovery'"
+[[ $expect == ok || $expect == wrong ]] ||
+    rc_varuna_die "--expect: ok or wrong, not '$expect'"
+
+[[ -x $RC_VARUNA_PREFIX/bin/ucx_info && -x $RC_VARUNA_PREFIX/bin/softib ]] ||
+    rc_varuna_die "no UCX in $RC_VARUNA_PREFIX: run contrib/quickstart build"
+PATH=$RC_VARUNA_PREFIX/bin:$PATH
+LD_LIBRARY_PATH=$RC_VARUNA_PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export PATH LD_LIBRARY_PATH
+for tool in oshcc oshrun; do
+    command -v $tool >/dev/null ||
+        rc_varuna_die "$tool missing: apt-get install openmpi-bin" \
+                      "libopenmpi-dev (contrib/debian-packages)"
+done
+
+src=$RC_VARUNA_ROOT/test/mpi/shmem_failover.c
+prog=$RC_VARUNA_BUILD/mpi/shmem_failover
+if [[ ! -x $prog || $src -nt $prog ]]; then
+    mkdir -p "${prog%/*}"
+    oshcc -O2 -g -Wall -Werror -I"$RC_VARUNA_PREFIX/include" -o "$prog" \
+        "$src" -L"$RC_VARUNA_PREFIX/lib" -Wl,-rpath,"$RC_VARUNA_PREFIX/lib" \
+        -lsoftib || rc_varuna_die "oshcc $src failed"
+fi
+
+[[ -n $name ]] || name=n$pes-$recovery$( ((fail)) || echo -nofail)
+d=$RC_VARUNA_LOGS/shmem/$name
+rm -rf "$d"
+mkdir -p "$d"
+: >"$d/report.json"
+export SOFTIB_REGISTRY=/dev/shm/softib-shmem.$$
+rm -f "$SOFTIB_REGISTRY"
+trap 'rm -f "$SOFTIB_REGISTRY"' EXIT
+
+prog_args=(-i "$iters")
+((fail)) || prog_args+=(-f -1)
+start=$SECONDS
+timeout --kill-after=10 "$tmo" \
+    softib run -- oshrun --allow-run-as-root --oversubscribe -np "$pes" \
+    --tune "$RC_VARUNA_ROOT/contrib/openmpi/mca-params.conf" \
+    -x UCX_TLS=rc_varuna,ud_verbs:aux -x UCX_NET_DEVICES=softib0:1 \
+    -x UCX_RC_VARUNA_RECOVERY="$recovery" \
+    -x UCX_RC_VARUNA_REPORT="$d/report.json" \
+    -x UCX_LOG_LEVEL="${UCX_LOG_LEVEL:-info}" -x LD_LIBRARY_PATH \
+    "${extra_env[@]}" \
+    "$prog" "${prog_args[@]}" >"$d/out.log" 2>&1 </dev/null
+rc=$?
+
+ok_lines=$(grep -c -E '^pe [0-9]+: OK' "$d/out.log")
+reports=$(grep -c '"event":"failover"' "$d/report.json")
+pids_reporting=$(grep '"event":"failover"' "$d/report.json" |
+                 grep -o '"pid":[0-9]*' | sort -u | wc -l)
+if ((rc == 124 || rc == 137)); then
+    verdict="HANG (no end after $tmo s)"
+elif ((rc == 0)) && ((ok_lines == pes)) &&
+     grep -q '^shmem_failover: OK' "$d/out.log" &&
+     { ((!fail)) || ((pids_reporting == pes)); } &&
+     { ((fail)) || ((reports == 0)); }; then
+    verdict=OK
+else
+    verdict="WRONG (exit $rc, $ok_lines of $pes PEs OK, failover reports"
+    verdict+=" from $pids_reporting PEs)"
+fi
+echo "shmem $name: $verdict; $((SECONDS - start)) s; $reports failover" \
+     "reports; $(grep -h -E '^pe [0-9]+: WRONG' "$d/out.log" | head -1)"
+
+if [[ $expect == ok ]]; then
+    [[ $verdict == OK ]]
+else
+    [[ $verdict == WRONG* ]]
+fi
