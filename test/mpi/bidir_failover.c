@@ -30,7 +30,7 @@
  * -S BYTES makes every 8th iteration use that size instead (rendezvous).
  */
 #include <mpi.h>
-#include <softib/ctl.h>
+#include "softib_link.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -226,18 +226,11 @@ int main(int argc, char **argv)
                 fflush(stdout);
             }
         } else if ((rank == 0) && (it == fail_at)) {
-            softib_ctl_t *ctl;
-            char dev[64];
-            unsigned port;
-
-            if ((softib_ctl_open(&ctl) < 0) ||
-                (softib_ctl_parse_port(link, dev, sizeof(dev), &port) < 0) ||
-                (softib_ctl_link_set(ctl, dev, port, 0) < 0)) {
+            if (softib_link_down(link) < 0) {
                 printf("rank 0: WRONG: could not take %s down\n", link);
                 fflush(stdout);
                 MPI_Abort(MPI_COMM_WORLD, 2);
             }
-            softib_ctl_close(ctl);
             t_fail = now_s();
             if (!quiet) {
                 printf("bidir_failover: link %s down at iteration %d "

@@ -42,6 +42,7 @@
 
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../../contrib/common.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ranks=2 runs=1 iters=4000 tmo=60 small=8 large=0 idle=0 fail=1 recovery=varuna
 standby=auto bt=0 name= extra_env=() build_only=0
@@ -76,27 +77,9 @@ done
 [[ $standby == auto || $standby == same ]] ||
     rc_varuna_die "--standby: auto or same, not '$standby'"
 
-# our UCX and softib first (make check passes RC_VARUNA_PREFIX)
-[[ -x $RC_VARUNA_PREFIX/bin/ucx_info && -x $RC_VARUNA_PREFIX/bin/softib ]] ||
-    rc_varuna_die "no UCX in $RC_VARUNA_PREFIX: run contrib/quickstart build"
-PATH=$RC_VARUNA_PREFIX/bin:$PATH
-LD_LIBRARY_PATH=$RC_VARUNA_PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export PATH LD_LIBRARY_PATH
-for tool in mpicc mpirun; do
-    command -v $tool >/dev/null ||
-        rc_varuna_die "$tool missing: apt-get install openmpi-bin" \
-                      "libopenmpi-dev (contrib/debian-packages)"
-done
-
+mpi_setup mpicc mpirun
 # the program, rebuilt when its source changed
-src=$RC_VARUNA_ROOT/test/mpi/bidir_failover.c
-prog=$RC_VARUNA_BUILD/mpi/bidir_failover
-if [[ ! -x $prog || $src -nt $prog ]]; then
-    mkdir -p "${prog%/*}"
-    mpicc -O2 -g -Wall -Werror -I"$RC_VARUNA_PREFIX/include" -o "$prog" \
-        "$src" -L"$RC_VARUNA_PREFIX/lib" -Wl,-rpath,"$RC_VARUNA_PREFIX/lib" \
-        -lsoftib || rc_varuna_die "mpicc $src failed"
-fi
+prog=$(mpi_build mpicc bidir_failover) || exit 1
 ((build_only)) && { echo "$prog"; exit 0; }
 
 # a fabric of our own, new for each run (its counters start at 0): the

@@ -34,6 +34,7 @@
 
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../../contrib/common.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 pes=2 iters=2000 tmo=60 fail=1 recovery=varuna expect=ok name= extra_env=()
 usage()
@@ -61,25 +62,8 @@ done
 [[ $expect == ok || $expect == wrong ]] ||
     rc_varuna_die "--expect: ok or wrong, not '$expect'"
 
-[[ -x $RC_VARUNA_PREFIX/bin/ucx_info && -x $RC_VARUNA_PREFIX/bin/softib ]] ||
-    rc_varuna_die "no UCX in $RC_VARUNA_PREFIX: run contrib/quickstart build"
-PATH=$RC_VARUNA_PREFIX/bin:$PATH
-LD_LIBRARY_PATH=$RC_VARUNA_PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export PATH LD_LIBRARY_PATH
-for tool in oshcc oshrun; do
-    command -v $tool >/dev/null ||
-        rc_varuna_die "$tool missing: apt-get install openmpi-bin" \
-                      "libopenmpi-dev (contrib/debian-packages)"
-done
-
-src=$RC_VARUNA_ROOT/test/mpi/shmem_failover.c
-prog=$RC_VARUNA_BUILD/mpi/shmem_failover
-if [[ ! -x $prog || $src -nt $prog ]]; then
-    mkdir -p "${prog%/*}"
-    oshcc -O2 -g -Wall -Werror -I"$RC_VARUNA_PREFIX/include" -o "$prog" \
-        "$src" -L"$RC_VARUNA_PREFIX/lib" -Wl,-rpath,"$RC_VARUNA_PREFIX/lib" \
-        -lsoftib || rc_varuna_die "oshcc $src failed"
-fi
+mpi_setup oshcc oshrun
+prog=$(mpi_build oshcc shmem_failover) || exit 1
 
 [[ -n $name ]] || name=n$pes-$recovery$( ((fail)) || echo -nofail)
 d=$RC_VARUNA_LOGS/shmem/$name

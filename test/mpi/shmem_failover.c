@@ -22,7 +22,7 @@
  */
 
 #include <shmem.h>
-#include <softib/ctl.h>
+#include "softib_link.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -91,18 +91,11 @@ int main(int argc, char **argv)
 
     for (it = 0; it < iterations; it++) {
         if ((me == 0) && (it == fail_at)) {
-            softib_ctl_t *ctl;
-            char dev[64];
-            unsigned port;
-
-            if ((softib_ctl_open(&ctl) < 0) ||
-                (softib_ctl_parse_port(link, dev, sizeof(dev), &port) < 0) ||
-                (softib_ctl_link_set(ctl, dev, port, 0) < 0)) {
+            if (softib_link_down(link) < 0) {
                 printf("pe 0: WRONG: could not take %s down\n", link);
                 fflush(stdout);
                 shmem_global_exit(2);
             }
-            softib_ctl_close(ctl);
         }
 
         fetched[it] = shmem_long_atomic_fetch_add(&sf_counter, 1, target);
