@@ -358,14 +358,16 @@ void uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
         return; /* a new request only once the last messages are out */
     }
 
-    if ((ep->tx.done_sn == 0) && (ep->rx.am_seq == 0)) {
-        /* nothing has crossed the active lane yet, so the peer may not
-         * have connected its QP: UCP connects the two sides one after the
-         * other, and an endpoint created while a port is down lists its
-         * standby for re-protection at once. A request to a QP that is not
-         * ready to receive dies by retries, and takes the active lane with
-         * it (seen: a client connecting after a failure lost all its
-         * endpoints at the server's first request) */
+    if ((ep->fo.epoch == 0) && (ep->tx.done_sn == 0) &&
+        (ep->rx.am_seq == 0)) {
+        /* nothing has crossed the active lane yet (no failover, which
+         * takes both sides, no completion, no active message), so the
+         * peer may not have connected its QP: UCP connects the two sides
+         * one after the other, and an endpoint created while a port is
+         * down lists its standby for re-protection at once. A request to
+         * a QP that is not ready to receive dies by retries, and takes the
+         * active lane with it (seen: a client connecting after a failure
+         * lost all its endpoints at the server's first request) */
         return;
     }
 
