@@ -94,6 +94,30 @@ protected:
         return rule;
     }
 
+    /* After the re-protected lane's twin fails: both sides end on lane 0
+     * with no endpoint error (the peer did not meet the FAILOVER without a
+     * standby), traffic goes on exactly once, two failovers each */
+    void expect_second_failover(entity *init, entity *peer,
+                                ucs_time_t deadline, const char *what)
+    {
+        while (((vep(m_s)->active != 0) || (vep(m_r)->active != 0)) &&
+               (m_ep_errors == 0) && (ucs_get_time() < deadline)) {
+            progress();
+        }
+        EXPECT_EQ(0u, m_ep_errors) << "the peer met the FAILOVER without "
+                                      "a standby";
+        EXPECT_EQ(0u, vep(init)->active);
+        EXPECT_EQ(0u, vep(peer)->active) << rp_state_of(vep(peer));
+
+        plan(MIXED, NUM_OPS);
+        if (post_all(0, NUM_OPS, deadline) && finish(deadline)) {
+            verify(true);
+        }
+        fail_on_problems(what);
+        EXPECT_EQ(2u, viface(init)->fo.failovers);
+        EXPECT_EQ(2u, viface(peer)->fo.failovers);
+    }
+
     /* The window posted, the fault, the rest posted, flushed */
     bool run(int type, int f, unsigned k)
     {
@@ -270,23 +294,7 @@ UCS_TEST_P(test_rc_varuna_error_paths, done_waits_then_failover)
     /* now the active lane fails */
     m_softib.link(p1.dev, p1.num, false);
     m_softib.rule_del(rule);
-    while (((vep(m_s)->active != 0) || (vep(m_r)->active != 0)) &&
-           (m_ep_errors == 0) && (ucs_get_time() < deadline)) {
-        progress();
-    }
-    EXPECT_EQ(0u, m_ep_errors) << "the peer met the FAILOVER without a "
-                                  "standby";
-    EXPECT_EQ(0u, vep(init)->active);
-    EXPECT_EQ(0u, vep(peer)->active);
-
-    /* and traffic goes on, exactly once */
-    plan(MIXED, NUM_OPS);
-    if (post_all(0, NUM_OPS, deadline) && finish(deadline)) {
-        verify(true);
-    }
-    fail_on_problems("done_waits_then_failover");
-    EXPECT_EQ(2u, viface(init)->fo.failovers);
-    EXPECT_EQ(2u, viface(peer)->fo.failovers);
+    expect_second_failover(init, peer, deadline, "done_waits_then_failover");
 }
 
 /*
@@ -340,21 +348,7 @@ UCS_TEST_P(test_rc_varuna_error_paths, done_lost_then_failover)
 
     /* lane 1 fails */
     m_softib.link(p1.dev, p1.num, false);
-    while (((vep(m_s)->active != 0) || (vep(m_r)->active != 0)) &&
-           (m_ep_errors == 0) && (ucs_get_time() < deadline)) {
-        progress();
-    }
-    EXPECT_EQ(0u, m_ep_errors);
-    EXPECT_EQ(0u, vep(init)->active);
-    EXPECT_EQ(0u, vep(peer)->active) << rp_state_of(vep(peer));
-
-    plan(MIXED, NUM_OPS);
-    if (post_all(0, NUM_OPS, deadline) && finish(deadline)) {
-        verify(true);
-    }
-    fail_on_problems("done_lost_then_failover");
-    EXPECT_EQ(2u, viface(init)->fo.failovers);
-    EXPECT_EQ(2u, viface(peer)->fo.failovers);
+    expect_second_failover(init, peer, deadline, "done_lost_then_failover");
 }
 
 _UCT_INSTANTIATE_TEST_CASE(test_rc_varuna_error_paths, rc_varuna)
