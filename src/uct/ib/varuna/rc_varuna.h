@@ -48,12 +48,13 @@
  *            txqp->outstanding (uct_rc_txqp_purge_outstanding and the send
  *            op mpool are unused); the send descriptors
  *            (uct_rc_varuna_desc_t, one lkey per device); the RX poll, and
- *            the standby side's CQs, SRQ and QP table; error completions
- *            (ib_iface handle_failure is empty: rc_varuna_iface.c polls
- *            them into uct_rc_varuna_ep_handle_failure, which starts a
- *            failover); endpoint flush and fence (they wait for the
- *            failover); the memory domain (both devices' keys); port
- *            events (rc_varuna_md.c takes the devices' async fd).
+ *            the standby side's CQs, SRQ and QP table; what an error
+ *            completion does (rc_varuna_iface.c polls it into the iface's
+ *            handle_failure, as rc_verbs does, and that starts a failover
+ *            instead of failing the endpoint); endpoint flush and fence
+ *            (they wait for the failover); the memory domain (both devices' keys); port
+ *            events (rc_varuna_md.c watches them through UCX's handler,
+ *            UCX patch 0005).
  */
 
 #define UCT_RC_VARUNA_TL_NAME         "rc_varuna"
@@ -109,6 +110,17 @@ typedef struct uct_rc_varuna_lwr {
 
 KHASH_MAP_INIT_INT64(uct_rc_varuna_lwr, uct_rc_varuna_lwr_t);
 
+struct uct_rc_varuna_md;
+
+/* What the async events of one device said (md.c): written by the async
+ * thread, read by every interface's progress */
+typedef struct uct_rc_varuna_dev_events {
+    struct uct_rc_varuna_md *md;
+    unsigned                index;            /* in md->events */
+    uct_ib_device_t         *dev;             /* NULL: not watched */
+    volatile uint8_t        port_down[UCT_IB_DEV_MAX_PORTS + 1];
+} uct_rc_varuna_dev_events_t;
+
 typedef struct uct_rc_varuna_md {
     uct_ib_md_t             super;            /* the primary device */
     uct_ib_md_t             *standby_md;      /* NULL: the standby is a port
@@ -117,12 +129,8 @@ typedef struct uct_rc_varuna_md {
     uint8_t                 standby_port;     /* configured; 0 = choose */
     int                     require_standby;
     int                     access_flags;
-    /* Port state as the devices' async events report it: written by the
-     * async thread, read by every interface's progress (md.c) */
-    struct {
-        uct_ib_device_t     *dev;
-        volatile uint8_t    port_down[UCT_IB_DEV_MAX_PORTS + 1];
-    } events[UCT_RC_VARUNA_NUM_SIDES];
+    /* Port state as the devices' async events report it */
+    uct_rc_varuna_dev_events_t events[UCT_RC_VARUNA_NUM_SIDES];
     volatile uint32_t       port_events;      /* changes so far */
     /* LAST_WQE_REACHED events UCX has been given, so re-protection can tell
      * that the one of a failed QP is behind it before resetting the QP */

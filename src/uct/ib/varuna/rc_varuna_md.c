@@ -11,7 +11,6 @@
 #include "rc_varuna.h"
 
 #include <uct/base/uct_md.h>
-#include <ucs/async/async.h>
 #include <ucs/arch/atomic.h>
 #include <ucs/debug/log.h>
 #include <ucs/sys/sys.h>
@@ -465,10 +464,10 @@ static ucs_status_t uct_rc_varuna_rkey_unpack(uct_component_t *component,
  * Port events (DESIGN.md section 5.1): IBV_EVENT_PORT_ERR on the active
  * lane's port is the fastest failure detector, IBV_EVENT_PORT_ACTIVE starts
  * re-protection. UCX's device handler only logs port events, so rc_varuna
- * reads each device's async events itself: port events update the port
- * state here, which every interface's progress compares with what it last
- * saw; everything else goes on to UCX's handling (the QP events UCX waits
- * for, such as LAST_WQE_REACHED, included).
+ * watches each device's async events (a hook of UCX patch 0005): port
+ * events update the port state here, which every interface's progress
+ * compares with what it last saw; UCX still handles every event, except a
+ * late LAST_WQE_REACHED of a QP that re-protection reset.
  * ------------------------------------------------------------------------ */
 
 static uint64_t uct_rc_varuna_md_lwr_key(uct_rc_varuna_md_t *md,
@@ -578,145 +577,98 @@ void uct_rc_varuna_md_last_wqe_forget(uct_rc_varuna_md_t *md, unsigned side,
     ucs_spin_unlock(&md->lwr_lock);
 }
 
-static void uct_rc_varuna_md_async_handler(int fd, ucs_event_set_types_t events,
-                                           void *arg)
+/* Before UCX handles an event of the device (UCX patch 0005): record port
+ * state changes, keep the late LAST_WQE_REACHED of a reset QP from UCX */
+static int uct_rc_varuna_md_event_before(void *arg,
+                                         const uct_ib_async_event_t *event)
 {
-    uct_rc_varuna_md_t *md = arg;
-    struct ibv_async_event ibevent;
-    uct_ib_async_event_t event;
-    uct_ib_device_t *dev;
-    unsigned side;
+    uct_rc_varuna_dev_events_t *events = arg;
+    uct_rc_varuna_md_t *md             = events->md;
     uint8_t port;
 
-    for (side = 0; side < UCT_RC_VARUNA_NUM_SIDES; side++) {
-        dev = md->events[side].dev;
-        if ((dev != NULL) && (dev->ibv_context->async_fd == fd)) {
-            break;
-        }
-    }
-    if (side == UCT_RC_VARUNA_NUM_SIDES) {
-        return;
-    }
-
-    if (ibv_get_async_event(dev->ibv_context, &ibevent) != 0) {
-        if (errno != EAGAIN) {
-            ucs_warn("rc_varuna: ibv_get_async_event(%s) failed: %m",
-                     uct_ib_device_name(dev));
-        }
-        return;
-    }
-
-    memset(&event, 0, sizeof(event));
-    event.event_type = ibevent.event_type;
-    switch (ibevent.event_type) {
+    switch (event->event_type) {
     case IBV_EVENT_PORT_ERR:
     case IBV_EVENT_PORT_ACTIVE:
-        port = ibevent.element.port_num;
+        port = event->port_num;
         if (port <= UCT_IB_DEV_MAX_PORTS) {
-            md->events[side].port_down[port] =
-                    (ibevent.event_type == IBV_EVENT_PORT_ERR);
+            events->port_down[port] =
+                    (event->event_type == IBV_EVENT_PORT_ERR);
             ucs_memory_cpu_store_fence();
             md->port_events++;
         }
-        ucs_diag("rc_varuna: %s on %s:%d",
-                 ibv_event_type_str(ibevent.event_type),
-                 uct_ib_device_name(dev), port);
-        ibv_ack_async_event(&ibevent);
-        return;
-    case IBV_EVENT_LID_CHANGE:
-    case IBV_EVENT_PKEY_CHANGE:
-    case IBV_EVENT_SM_CHANGE:
-    case IBV_EVENT_CLIENT_REREGISTER:
-    case IBV_EVENT_GID_CHANGE:
-        event.port_num = ibevent.element.port_num;
-        break;
-    case IBV_EVENT_CQ_ERR:
-        event.cookie = ibevent.element.cq;
-        break;
-    case IBV_EVENT_SRQ_ERR:
-    case IBV_EVENT_SRQ_LIMIT_REACHED:
-        event.cookie = ibevent.element.srq;
-        break;
-    case IBV_EVENT_QP_FATAL:
-    case IBV_EVENT_QP_REQ_ERR:
-    case IBV_EVENT_QP_ACCESS_ERR:
-    case IBV_EVENT_COMM_EST:
-    case IBV_EVENT_SQ_DRAINED:
-    case IBV_EVENT_PATH_MIG:
-    case IBV_EVENT_PATH_MIG_ERR:
+        return 1;
     case IBV_EVENT_QP_LAST_WQE_REACHED:
-        event.qp_num = ibevent.element.qp->qp_num;
-        break;
+        return !uct_rc_varuna_md_last_wqe_skipped(md, events->index,
+                                                  event->qp_num);
     default:
-        break;
+        return 1;
     }
-
-    if ((ibevent.event_type != IBV_EVENT_QP_LAST_WQE_REACHED) ||
-        !uct_rc_varuna_md_last_wqe_skipped(md, side, event.qp_num)) {
-        uct_ib_handle_async_event(dev, &event);
-    }
-    if (ibevent.event_type == IBV_EVENT_QP_LAST_WQE_REACHED) {
-        /* counted once UCX has taken it */
-        uct_rc_varuna_md_last_wqe_add(md, side, event.qp_num);
-    }
-    ibv_ack_async_event(&ibevent);
 }
 
-/* Take over a device's async events (see above), and read the initial
- * state of its ports. */
+/* After UCX has handled it: a LAST_WQE_REACHED is counted only now, so
+ * re-protection, once it sees the count, knows UCX is past the event */
+static void uct_rc_varuna_md_event_after(void *arg,
+                                         const uct_ib_async_event_t *event)
+{
+    uct_rc_varuna_dev_events_t *events = arg;
+
+    if (event->event_type == IBV_EVENT_QP_LAST_WQE_REACHED) {
+        uct_rc_varuna_md_last_wqe_add(events->md, events->index,
+                                      event->qp_num);
+    }
+}
+
+/* Watch a device's async events (see above), and read the initial state
+ * of its ports. */
 static ucs_status_t uct_rc_varuna_md_watch_device(uct_rc_varuna_md_t *md,
-                                                  unsigned side,
+                                                  unsigned index,
                                                   uct_ib_device_t *dev)
 {
-    int fd = dev->ibv_context->async_fd;
+    uct_rc_varuna_dev_events_t *events = &md->events[index];
+    uct_ib_async_event_watcher_t watcher;
     struct ibv_port_attr port_attr;
     ucs_status_t status;
     uint8_t port;
 
+    events->md    = md;
+    events->index = index;
     for (port = dev->first_port; port < dev->first_port + dev->num_ports;
          port++) {
-        md->events[side].port_down[port] =
+        events->port_down[port] =
                 (ibv_query_port(dev->ibv_context, port, &port_attr) != 0) ||
                 (port_attr.state != IBV_PORT_ACTIVE);
     }
 
-    /* from now on the handler is ours alone: UCX's cleanup must not remove
-     * it (we do, before the memory domain goes away) */
-    if (dev->async_events) {
-        ucs_async_remove_handler(fd, 1);
-        dev->async_events = 0;
-    } else {
-        status = ucs_sys_fcntl_modfl(fd, O_NONBLOCK, 0);
-        if (status != UCS_OK) {
-            return status;
-        }
-    }
-
-    md->events[side].dev = dev;
-    status = ucs_async_set_event_handler(UCS_ASYNC_THREAD_LOCK_TYPE, fd,
-                                         UCS_EVENT_SET_EVREAD,
-                                         uct_rc_varuna_md_async_handler, md,
-                                         NULL);
-    if (status != UCS_OK) {
+    watcher.before = uct_rc_varuna_md_event_before;
+    watcher.after  = uct_rc_varuna_md_event_after;
+    watcher.arg    = events;
+    status         = uct_ib_device_async_event_watch(dev, &watcher);
+    if (status == UCS_ERR_UNSUPPORTED) {
+        /* the user turned the device's async events off */
+        ucs_warn("rc_varuna: %s: UCX_IB_ASYNC_EVENTS=n: a port going down is "
+                 "found by failed completions only, and a port coming back "
+                 "is not seen (no re-protection)", uct_ib_device_name(dev));
+        return UCS_OK;
+    } else if (status != UCS_OK) {
         ucs_error("rc_varuna: cannot watch the async events of %s: %s",
                   uct_ib_device_name(dev), ucs_status_string(status));
-        md->events[side].dev = NULL;
         return status;
     }
+
+    events->dev = dev;
     return UCS_OK;
 }
 
-/* Stop watching: synchronously, so no handler runs once this returns */
+/* Stop watching: no callback runs once this returns */
 static void uct_rc_varuna_md_unwatch_devices(uct_rc_varuna_md_t *md)
 {
-    unsigned side;
+    unsigned index;
 
-    for (side = 0; side < UCT_RC_VARUNA_NUM_SIDES; side++) {
-        if (md->events[side].dev != NULL) {
-            ucs_async_remove_handler(md->events[side].dev->ibv_context->async_fd,
-                                     1);
+    for (index = 0; index < UCT_RC_VARUNA_NUM_SIDES; index++) {
+        if (md->events[index].dev != NULL) {
+            uct_ib_device_async_event_unwatch(md->events[index].dev);
         }
-        md->events[side].dev = NULL;
+        md->events[index].dev = NULL;
     }
 }
 
