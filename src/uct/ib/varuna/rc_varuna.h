@@ -52,9 +52,9 @@
  *            completion does (rc_varuna_iface.c polls it into the iface's
  *            handle_failure, as rc_verbs does, and that starts a failover
  *            instead of failing the endpoint); endpoint flush and fence
- *            (they wait for the failover); the memory domain (both devices' keys); port
- *            events (rc_varuna_md.c watches them through UCX's handler,
- *            UCX patch 0005).
+ *            (they wait for the failover); the memory domain (both
+ *            devices' keys); port events (rc_varuna_md.c watches them
+ *            through UCX's handler, UCX patch 0005).
  */
 
 #define UCT_RC_VARUNA_TL_NAME         "rc_varuna"
@@ -396,7 +396,9 @@ typedef struct uct_rc_varuna_op {
 enum {
     /* decided by a failover: completes, with op->status, as soon as
      * everything before it has */
-    UCT_RC_VARUNA_OP_FLAG_SETTLED = UCS_BIT(0)
+    UCT_RC_VARUNA_OP_FLAG_SETTLED    = UCS_BIT(0),
+    /* its QP refused it (uct_rc_varuna_lane_post): nothing of it left */
+    UCT_RC_VARUNA_OP_FLAG_NEVER_SENT = UCS_BIT(3)
 };
 
 
@@ -418,6 +420,7 @@ typedef enum {
     UCT_RC_VARUNA_CAUSE_PEER,        /* the peer told us */
     UCT_RC_VARUNA_CAUSE_WATCHDOG,    /* nothing completed for too long */
     UCT_RC_VARUNA_CAUSE_USER,        /* uct_rc_varuna_ep_fail_lane() */
+    UCT_RC_VARUNA_CAUSE_REFUSED,     /* the QP refused a request */
     UCT_RC_VARUNA_CAUSE_LAST
 } uct_rc_varuna_cause_t;
 
@@ -869,6 +872,10 @@ void uct_rc_varuna_iface_vfs_refresh(uct_iface_h tl_iface);
 /* For tests: fail the active lane of an endpoint as if an error had been
  * detected on it. */
 ucs_status_t uct_rc_varuna_ep_fail_lane(uct_ep_h tl_ep);
+
+void uct_rc_varuna_ep_post_refused(uct_rc_varuna_ep_t *ep);
+
+void uct_rc_varuna_ep_refused_cancel(uct_rc_varuna_ep_t *ep);
 
 /* rc_varuna_md.c */
 int uct_rc_varuna_md_port_down(uct_rc_varuna_md_t *md, unsigned side,

@@ -51,7 +51,16 @@ void uct_rc_varuna_classify(const uct_rc_varuna_cls_input_t *in,
 
     for (i = 0; i < count; i++) {
         op = &ops[i];
-        if (!in->log_valid) {
+        if (op->never_sent) {
+            uct_rc_varuna_classify_set(op, UCT_RC_VARUNA_VERDICT_LOST,
+                                       UCT_RC_VARUNA_BASIS_NEVER_SENT);
+            /* nothing can have logged or executed it */
+            if ((in->log_valid && (op->sn <= in->log_sn)) ||
+                (in->psn_valid &&
+                 uct_rc_varuna_psn_executed(op->last_psn, in->rq_psn))) {
+                summary->conflicts++;
+            }
+        } else if (!in->log_valid) {
             uct_rc_varuna_classify_one(in, op);
         } else if (op->sn <= in->log_sn) {
             uct_rc_varuna_classify_set(op, UCT_RC_VARUNA_VERDICT_EXECUTED,
@@ -93,6 +102,9 @@ void uct_rc_varuna_classify(const uct_rc_varuna_cls_input_t *in,
             break;
         case UCT_RC_VARUNA_BASIS_IDEMPOTENT:
             summary->by_idempotence++;
+            break;
+        case UCT_RC_VARUNA_BASIS_NEVER_SENT:
+            summary->never_sent++;
             break;
         default:
             break;

@@ -27,7 +27,8 @@
  * a SEND is resent and the receiver drops the duplicate by its sequence
  * number; a WRITE or atomic needs the responder's expected PSN, which says
  * exactly which requests executed (section 3.4). Without a log every
- * operation is decided that way.
+ * operation is decided that way. An operation its QP refused to take
+ * (ibv_post_send failed) never left: lost, whatever the rest says.
  *
  * Plain C, no UCX types: unit-tested on its own.
  */
@@ -43,6 +44,7 @@ typedef enum {
     UCT_RC_VARUNA_BASIS_LOG,         /* the completion log */
     UCT_RC_VARUNA_BASIS_PSN,         /* the responder's expected PSN */
     UCT_RC_VARUNA_BASIS_IDEMPOTENT,  /* resending is harmless: READ/SEND */
+    UCT_RC_VARUNA_BASIS_NEVER_SENT,  /* its QP refused it */
     UCT_RC_VARUNA_BASIS_NONE         /* undecided */
 } uct_rc_varuna_basis_t;
 
@@ -51,6 +53,7 @@ typedef struct {
     uint64_t sn;
     uint32_t last_psn;       /* last PSN of the operation's request */
     uint8_t  kind;           /* uct_rc_varuna_kind_t */
+    uint8_t  never_sent;     /* its QP refused it: nothing of it left */
     /* output */
     uint8_t  verdict;        /* uct_rc_varuna_verdict_t */
     uint8_t  basis;          /* uct_rc_varuna_basis_t */
@@ -70,6 +73,7 @@ typedef struct {
     unsigned by_log;
     unsigned by_psn;
     unsigned by_idempotence;
+    unsigned never_sent;
     /* the log and the PSN disagree: must never happen */
     unsigned conflicts;
 } uct_rc_varuna_cls_summary_t;

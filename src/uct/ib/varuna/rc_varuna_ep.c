@@ -1145,6 +1145,7 @@ UCS_CLASS_CLEANUP_FUNC(uct_rc_varuna_ep_t)
     /* gives back held credits; control requests still posted hold CQ
      * entries too */
     uct_rc_varuna_ep_failover_cleanup(self, UCT_RC_VARUNA_FO_IDLE);
+    uct_rc_varuna_ep_refused_cancel(self);
     outstanding = iface->config.tx_max_wr -
                   uct_rc_txqp_available(&self->super.txqp) +
                   self->fo.ctrl_inflight[0] + self->fo.ctrl_inflight[1];

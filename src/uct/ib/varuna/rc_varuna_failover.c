@@ -73,7 +73,8 @@ static const char *uct_rc_varuna_cause_names[] = {
     [UCT_RC_VARUNA_CAUSE_PORT_ERR]  = "port_error",
     [UCT_RC_VARUNA_CAUSE_PEER]      = "peer_notification",
     [UCT_RC_VARUNA_CAUSE_WATCHDOG]  = "watchdog",
-    [UCT_RC_VARUNA_CAUSE_USER]      = "requested"
+    [UCT_RC_VARUNA_CAUSE_USER]      = "requested",
+    [UCT_RC_VARUNA_CAUSE_REFUSED]   = "post_refused"
 };
 
 const char *uct_rc_varuna_cause_str(uct_rc_varuna_cause_t cause)
@@ -238,6 +239,58 @@ void uct_rc_varuna_ep_failover(uct_rc_varuna_ep_t *ep, unsigned lane,
     uct_rc_varuna_ep_failover_progress(ep);
 }
 
+static unsigned uct_rc_varuna_ep_refused_progress(void *arg)
+{
+    uct_rc_varuna_ep_t *ep = arg;
+
+    if (ep->fo.state != UCT_RC_VARUNA_FO_DEAD) {
+        uct_rc_varuna_ep_fail(ep, UCS_ERR_IO_ERROR);
+    }
+    return 1;
+}
+
+static int
+uct_rc_varuna_ep_refused_progress_of(const ucs_callbackq_elem_t *elem,
+                                     void *arg)
+{
+    return (elem->cb == uct_rc_varuna_ep_refused_progress) &&
+           (elem->arg == arg);
+}
+
+/* The endpoint goes away: a failure scheduled for it must not run */
+void uct_rc_varuna_ep_refused_cancel(uct_rc_varuna_ep_t *ep)
+{
+    uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
+
+    ucs_callbackq_remove_if(&iface->super.super.super.worker->super.progress_q,
+                            uct_rc_varuna_ep_refused_progress_of, ep);
+}
+
+/*
+ * The active lane's QP refused a new operation (uct_rc_varuna_ep_post_op):
+ * the lane has failed. The operation is the last one taken, never sent (or
+ * sent without its log write); the failover decides it and sends it again
+ * like any other lost one. With no failover to make (no standby, or the
+ * lane we failed over to refuses too) the endpoint fails as on any loss of
+ * its last lane, from the progress: not inside the user's call that posted
+ * the operation, which returns as if it went.
+ */
+void uct_rc_varuna_ep_post_refused(uct_rc_varuna_ep_t *ep)
+{
+    uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
+
+    uct_rc_varuna_ep_failover(ep, ep->active, UCT_RC_VARUNA_CAUSE_REFUSED);
+    if (uct_rc_varuna_ep_fo_fencing(ep) ||
+        (ep->fo.state == UCT_RC_VARUNA_FO_DEAD)) {
+        return;
+    }
+
+    /* failover() fenced the lane */
+    ucs_callbackq_add_safe(&iface->super.super.super.worker->super.progress_q,
+                           uct_rc_varuna_ep_refused_progress, ep,
+                           UCS_CALLBACKQ_FLAG_ONESHOT);
+}
+
 ucs_status_t uct_rc_varuna_ep_fail_lane(uct_ep_h tl_ep)
 {
     uct_rc_varuna_ep_t *ep       = ucs_derived_of(tl_ep, uct_rc_varuna_ep_t);
@@ -294,7 +347,8 @@ static int uct_rc_varuna_ep_decide(uct_rc_varuna_iface_t *iface,
         op           = uct_rc_varuna_ep_op(ep, ep->tx.done_sn + 1 + i);
         cls[i].sn       = op->sn;
         cls[i].last_psn = op->last_psn;
-        cls[i].kind     = (uint8_t)uct_rc_varuna_op_kind(op);
+        cls[i].kind       = (uint8_t)uct_rc_varuna_op_kind(op);
+        cls[i].never_sent = !!(op->flags & UCT_RC_VARUNA_OP_FLAG_NEVER_SENT);
     }
 
     /* classified into the report: a decision not yet final is made again
@@ -389,6 +443,7 @@ static int uct_rc_varuna_ep_replay(uct_rc_varuna_iface_t *iface,
 {
     unsigned lane = uct_rc_varuna_other_lane(ep->fo.failed_lane);
     uct_rc_varuna_op_t *op;
+    ucs_status_t status;
     unsigned num_wr;
     int with_log;
 
@@ -410,9 +465,17 @@ static int uct_rc_varuna_ep_replay(uct_rc_varuna_iface_t *iface,
         }
 
         uct_rc_txqp_available_set(&ep->super.txqp, ep->fo.parked);
-        uct_rc_varuna_ep_post_op(iface, ep, op, lane, 1, with_log);
+        status        = uct_rc_varuna_ep_post_op(iface, ep, op, lane, 1,
+                                                 with_log);
         ep->fo.parked = uct_rc_txqp_available(&ep->super.txqp);
         uct_rc_txqp_available_set(&ep->super.txqp, 0);
+        if (status != UCS_OK) {
+            /* the lane we fail over to refuses it: no lane is left */
+            ucs_error("rc_varuna: ep %p: the standby lane refused an "
+                      "operation sent again, the endpoint fails", ep);
+            uct_rc_varuna_ep_fail(ep, UCS_ERR_IO_ERROR);
+            return 0;
+        }
 
         ep->fo.report.resent_ops++;
         ep->fo.report.resent_bytes += op->length;
@@ -626,10 +689,18 @@ void uct_rc_varuna_ep_failover_cleanup(uct_rc_varuna_ep_t *ep,
 static void uct_rc_varuna_ep_drained(uct_rc_varuna_iface_t *iface,
                                      uct_rc_varuna_ep_t *ep)
 {
-    unsigned count = (unsigned)(ep->fo.sn_hi - ep->tx.done_sn);
-    unsigned num_wr;
+    uint64_t last = ep->fo.sn_hi;
+    unsigned count, num_wr;
     uint64_t sn;
 
+    if ((last > ep->tx.done_sn) &&
+        (uct_rc_varuna_ep_op(ep, last)->flags &
+         UCT_RC_VARUNA_OP_FLAG_NEVER_SENT)) {
+        /* the one the QP refused, which started the failover: not among
+         * what completed */
+        last--;
+    }
+    count = (unsigned)(last - ep->tx.done_sn);
     if ((ep->fo.flags & UCT_RC_VARUNA_FO_FIRST_ERR) || (count == 0)) {
         return;
     }
@@ -638,12 +709,12 @@ static void uct_rc_varuna_ep_drained(uct_rc_varuna_iface_t *iface,
               "lane had all completed", ep, count);
     if (iface->config.recovery == UCT_RC_VARUNA_RECOVERY_VARUNA) {
         ep->fo.report.acked = count;
-        uct_rc_varuna_ep_complete(ep, ep->fo.sn_hi);
+        uct_rc_varuna_ep_complete(ep, last);
         return;
     }
 
     num_wr = 0;
-    for (sn = ep->tx.done_sn + 1; sn <= ep->fo.sn_hi; sn++) {
+    for (sn = ep->tx.done_sn + 1; sn <= last; sn++) {
         num_wr += uct_rc_varuna_ep_op(ep, sn)->num_wr;
     }
     uct_rc_varuna_ep_tx_credits_add(ep, num_wr);

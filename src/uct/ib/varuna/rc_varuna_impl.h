@@ -254,23 +254,54 @@ uct_rc_varuna_op_fill_wr(uct_rc_varuna_iface_t *iface, uct_rc_varuna_ep_t *ep,
 }
 
 /*
- * The one place that posts an operation (DESIGN.md section 4): its request
- * and, in the same doorbell, an unsignaled-or-signaled inline 8-byte WRITE
- * of its sequence number into the peer's log word. The PSNs of both are
- * accounted so the responder's expected PSN can later tell what executed.
- * The completion comes from the log write, the last WR of the operation:
- * it implies the operation's own completion (RC completes in order).
+ * The one place a work request goes to a lane's QP: operations with their
+ * log writes, and control requests. A QP that refuses a request
+ * (ibv_post_send fails) took nothing of it and of what follows it in the
+ * chain, so its caller accounts (PSNs, credits) only what was taken, and
+ * still has the rest: an operation goes to the failover as never sent
+ * (uct_rc_varuna_ep_post_refused), a control request waits for its next
+ * chance (rc_varuna_reprotect.c). Returns the first request refused, NULL
+ * when the QP took them all.
  */
-static UCS_F_ALWAYS_INLINE void
+static UCS_F_ALWAYS_INLINE struct ibv_send_wr *
+uct_rc_varuna_lane_post(uct_rc_varuna_iface_t *iface,
+                        uct_rc_varuna_lane_t *lane, struct ibv_send_wr *wr,
+                        uct_log_data_dump_func_t packet_dump_cb)
+{
+    struct ibv_send_wr *bad_wr;
+    int ret;
+
+    uct_ib_log_post_send(&iface->super.super, lane->qp, wr, INT_MAX,
+                         packet_dump_cb);
+    ret = ibv_post_send(lane->qp, wr, &bad_wr);
+    if (ucs_likely(ret == 0)) {
+        return NULL;
+    }
+
+    ucs_diag("rc_varuna: ibv_post_send(qp 0x%x) refused wr_id 0x%" PRIx64
+             ": %s", lane->qp->qp_num, bad_wr->wr_id, strerror(ret));
+    return bad_wr;
+}
+
+/*
+ * Post an operation (DESIGN.md section 4): its request and, in the same
+ * doorbell, an unsignaled-or-signaled inline 8-byte WRITE of its sequence
+ * number into the peer's log word. The PSNs of both are accounted so the
+ * responder's expected PSN can later tell what executed. The completion
+ * comes from the log write, the last WR of the operation: it implies the
+ * operation's own completion (RC completes in order). Returns
+ * UCS_ERR_IO_ERROR when the QP refused the operation's request (it is
+ * marked never sent) or its log write (the request went, unlogged).
+ */
+static UCS_F_ALWAYS_INLINE ucs_status_t
 uct_rc_varuna_ep_post_op(uct_rc_varuna_iface_t *iface, uct_rc_varuna_ep_t *ep,
                          uct_rc_varuna_op_t *op, unsigned lane_index,
                          int signal, int with_log)
 {
     uct_rc_varuna_lane_t *lane = &ep->lane[lane_index];
     struct ibv_sge sge[UCT_IB_MAX_IOV + 1], log_sge;
-    struct ibv_send_wr wr[2], *bad_wr;
+    struct ibv_send_wr wr[2], *refused;
     uint32_t npsn;
-    int ret;
 
     /* a QP in error still takes requests and flushes them (a cancelling
      * flush posts its request after moving the QPs to error) */
@@ -283,8 +314,8 @@ uct_rc_varuna_ep_post_op(uct_rc_varuna_iface_t *iface, uct_rc_varuna_ep_t *ep,
     npsn         = uct_rc_varuna_psn_count(uct_rc_varuna_op_kind(op),
                                            op->length, lane->path_mtu);
     op->last_psn = uct_rc_varuna_psn_add(lane->sq_psn, npsn - 1);
-    lane->sq_psn = uct_rc_varuna_psn_add(lane->sq_psn, npsn);
     op->lane     = (uint8_t)lane_index;
+    op->flags   &= ~UCT_RC_VARUNA_OP_FLAG_NEVER_SENT;
 
     /* signaled every tx_moderation requests, and every max_zcopy bytes so
      * that a healthy endpoint completes something well within the
@@ -292,16 +323,6 @@ uct_rc_varuna_ep_post_op(uct_rc_varuna_iface_t *iface, uct_rc_varuna_ep_t *ep,
     signal = signal ||
              uct_rc_iface_tx_moderation(&iface->super, &ep->super.txqp, 1) ||
              ((ep->tx.unsig_bytes + op->length) > iface->config.max_zcopy);
-    if (signal) {
-        if (ep->tx.done_sn >= ep->tx.sig_sn) {
-            /* the watchdog counts from the first completion awaited */
-            ep->tx.last_progress = ucs_get_time();
-        }
-        ep->tx.sig_sn      = op->sn;
-        ep->tx.unsig_bytes = 0;
-    } else {
-        ep->tx.unsig_bytes += op->length;
-    }
 
     wr[0].wr_id = op->sn | UCT_RC_VARUNA_WRID_OP;
     if (with_log) {
@@ -318,23 +339,45 @@ uct_rc_varuna_ep_post_op(uct_rc_varuna_iface_t *iface, uct_rc_varuna_ep_t *ep,
         wr[1].wr.rdma.rkey        = ep->peer_log.rkey[lane_index];
         wr[1].next                = NULL;
         wr[0].next                = &wr[1];
-        lane->sq_psn              = uct_rc_varuna_psn_add(lane->sq_psn, 1);
         op->num_wr                = 2;
     } else {
         wr[0].send_flags         |= signal ? IBV_SEND_SIGNALED : 0;
         op->num_wr                = 1;
     }
 
-    uct_ib_log_post_send(&iface->super.super, lane->qp, &wr[0], INT_MAX,
-                         (wr[0].opcode == IBV_WR_SEND_WITH_IMM) ?
-                         uct_rc_ep_packet_dump : NULL);
-
-    ret = ibv_post_send(lane->qp, &wr[0], &bad_wr);
-    if (ucs_unlikely(ret != 0)) {
-        ucs_fatal("ibv_post_send() returned %d (%m)", ret);
+    refused = uct_rc_varuna_lane_post(iface, lane, &wr[0],
+                                      (wr[0].opcode == IBV_WR_SEND_WITH_IMM) ?
+                                      uct_rc_ep_packet_dump : NULL);
+    if (ucs_unlikely(refused == &wr[0])) {
+        op->num_wr  = 0;
+        op->flags  |= UCT_RC_VARUNA_OP_FLAG_NEVER_SENT;
+        return UCS_ERR_IO_ERROR;
     }
 
+    lane->sq_psn = uct_rc_varuna_psn_add(lane->sq_psn, npsn);
+    if (ucs_unlikely(refused != NULL)) {
+        /* the request went without its log write, and without the signal
+         * if the log write was to carry it: the failover that follows
+         * drains the lane (its flushed completion or none, which means it
+         * completed) and decides it by the PSN */
+        op->num_wr = 1;
+        signal     = signal && !with_log;
+    } else if (with_log) {
+        lane->sq_psn = uct_rc_varuna_psn_add(lane->sq_psn, 1);
+    }
+
+    if (signal) {
+        if (ep->tx.done_sn >= ep->tx.sig_sn) {
+            /* the watchdog counts from the first completion awaited */
+            ep->tx.last_progress = ucs_get_time();
+        }
+        ep->tx.sig_sn      = op->sn;
+        ep->tx.unsig_bytes = 0;
+    } else {
+        ep->tx.unsig_bytes += op->length;
+    }
     uct_rc_txqp_posted(&ep->super.txqp, &iface->super, op->num_wr, signal);
+    return (refused == NULL) ? UCS_OK : UCS_ERR_IO_ERROR;
 }
 
 /* Post a new operation on the active lane and make its number taken. */
@@ -342,13 +385,18 @@ static UCS_F_ALWAYS_INLINE void
 uct_rc_varuna_ep_post_new(uct_rc_varuna_iface_t *iface, uct_rc_varuna_ep_t *ep,
                           uct_rc_varuna_op_t *op, int signal)
 {
+    ucs_status_t status;
+
     if (op->ib_opcode == IBV_WR_SEND_WITH_IMM) {
         /* numbered when it surely goes out: a gap would stall the peer */
         op->am_seq = ++ep->tx.am_seq;
     }
-    uct_rc_varuna_ep_post_op(iface, ep, op, ep->active, signal,
-                             iface->config.log_enable);
+    status    = uct_rc_varuna_ep_post_op(iface, ep, op, ep->active, signal,
+                                         iface->config.log_enable);
     ep->tx.sn = op->sn;
+    if (ucs_unlikely(status != UCS_OK)) {
+        uct_rc_varuna_ep_post_refused(ep);
+    }
 }
 
 #endif

@@ -43,14 +43,16 @@ void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
 
     ucs_info("rc_varuna: ep %p failover %s -> %s (%s, %s): %u in flight, "
              "%u executed, %u lost, %u undecided (log %u, psn %u, "
-             "idempotent %u), %u found acknowledged; resent %u ops %zu bytes "
+             "idempotent %u, never sent %u), %u found acknowledged; resent "
+             "%u ops %zu bytes "
              "(blanket: %u ops %zu bytes); %u results lost; recovered in "
              "%.0f us", ep, from, to, uct_rc_varuna_cause_str(rep->cause),
              (iface->config.recovery == UCT_RC_VARUNA_RECOVERY_VARUNA) ?
              "varuna" : "blanket", rep->in_flight, dec->executed, dec->lost,
              dec->undecided, dec->by_log, dec->by_psn, dec->by_idempotence,
-             rep->acked, rep->resent_ops, rep->resent_bytes, rep->blanket_ops,
-             rep->blanket_bytes, rep->results_lost, recover_us);
+             dec->never_sent, rep->acked, rep->resent_ops, rep->resent_bytes,
+             rep->blanket_ops, rep->blanket_bytes, rep->results_lost,
+             recover_us);
 
     if (iface->fo.report == NULL) {
         return;
@@ -74,7 +76,8 @@ void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
             "\"cause\":\"%s\",\"from\":\"%s\",\"to\":\"%s\","
             "\"recovery\":\"%s\",\"log\":%s,\"acked\":%u,\"in_flight\":%u,"
             "\"executed\":%u,\"lost\":%u,\"undecided\":%u,"
-            "\"decided_by\":{\"log\":%u,\"psn\":%u,\"idempotent\":%u},"
+            "\"decided_by\":{\"log\":%u,\"psn\":%u,\"idempotent\":%u,"
+            "\"never_sent\":%u},"
             "\"conflicts\":%u,\"results_lost\":%u,\"reread\":%u,"
             "\"resent_ops\":%u,\"resent_bytes\":%zu,"
             "\"blanket_ops\":%u,\"blanket_bytes\":%zu,"
@@ -87,9 +90,9 @@ void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
             "varuna" : "blanket", iface->config.log_enable ? "true" : "false",
             rep->acked, rep->in_flight, dec->executed, dec->lost,
             dec->undecided, dec->by_log, dec->by_psn, dec->by_idempotence,
-            dec->conflicts, rep->results_lost, rep->reread, rep->resent_ops,
-            rep->resent_bytes, rep->blanket_ops, rep->blanket_bytes,
-            log_sn, peer_rq_psn, decide_us, recover_us,
+            dec->never_sent, dec->conflicts, rep->results_lost, rep->reread,
+            rep->resent_ops, rep->resent_bytes, rep->blanket_ops,
+            rep->blanket_bytes,            log_sn, peer_rq_psn, decide_us, recover_us,
             iface->fo.qp_created, iface->fo.qp_connected);
     fflush(iface->fo.report);
 }

@@ -68,22 +68,13 @@ static ucs_status_t uct_rc_varuna_ctrl_post(uct_rc_varuna_iface_t *iface,
                                             uct_rc_varuna_ctrl_wr_t kind,
                                             struct ibv_send_wr *wr)
 {
-    struct ibv_send_wr *bad_wr;
-    int ret;
-
     wr->wr_id       = UCT_RC_VARUNA_WRID_CTRL | kind;
     wr->send_flags |= IBV_SEND_SIGNALED;
     wr->next        = NULL;
 
-    uct_ib_log_post_send(&iface->super.super, ep->lane[lane].qp, wr, INT_MAX,
-                         NULL);
-    ret = ibv_post_send(ep->lane[lane].qp, wr, &bad_wr);
-    if (ret != 0) {
+    if (uct_rc_varuna_lane_post(iface, &ep->lane[lane], wr, NULL) != NULL) {
         /* the caller's path decides what follows (posted again later, or
          * the other decision path) and says so */
-        ucs_diag("rc_varuna: ep %p: ibv_post_send(qp 0x%x) of control "
-                 "request %d failed: %s", ep, ep->lane[lane].qp->qp_num,
-                 kind, strerror(ret));
         return UCS_ERR_IO_ERROR;
     }
 

@@ -33,8 +33,9 @@ protected:
 
         o.sn       = sn;
         o.last_psn = last_psn;
-        o.kind     = kind;
-        o.verdict  = 0xff;
+        o.kind       = kind;
+        o.never_sent = 0;
+        o.verdict    = 0xff;
         o.basis    = 0xff;
         return o;
     }
@@ -185,6 +186,34 @@ UCS_TEST_F(test_rc_varuna_classify, log_and_psn_disagreeing_is_counted)
     uct_rc_varuna_cls_summary_t sum = classify(input(true, 2, true, 11), ops);
 
     EXPECT_EQ(1u, sum.conflicts);
+}
+
+/* An operation its QP refused (ibv_post_send failed) is lost whatever the
+ * log and the PSN would say of an operation at its place: the undecided
+ * one, with and without the peer's PSN, and without the log. Anything that
+ * says it executed is a conflict. */
+UCS_TEST_F(test_rc_varuna_classify, never_sent_is_lost)
+{
+    for (int known = 0; known < 4; ++known) {
+        std::vector<cls_op_t> ops;
+
+        ops.push_back(op(5, UCT_RC_VARUNA_KIND_WRITE, 100));
+        ops.push_back(op(6, UCT_RC_VARUNA_KIND_ATOMIC, 102));
+        ops.back().never_sent = 1;
+        uct_rc_varuna_cls_summary_t sum =
+                classify(input(known & 1, 5, known & 2, 102), ops);
+
+        EXPECT_EQ(UCT_RC_VARUNA_VERDICT_LOST, ops[1].verdict) << known;
+        EXPECT_EQ(UCT_RC_VARUNA_BASIS_NEVER_SENT, ops[1].basis) << known;
+        EXPECT_EQ(1u, sum.never_sent) << known;
+        EXPECT_EQ(0u, sum.conflicts) << known;
+    }
+
+    std::vector<cls_op_t> ops;
+    ops.push_back(op(6, UCT_RC_VARUNA_KIND_ATOMIC, 102));
+    ops.back().never_sent = 1;
+    EXPECT_EQ(1u, classify(input(true, 6, false, 0), ops).conflicts);
+    EXPECT_EQ(1u, classify(input(false, 0, true, 103), ops).conflicts);
 }
 
 /* Without a log (UCX_RC_VARUNA_LOG=n) the PSN decides everything, and

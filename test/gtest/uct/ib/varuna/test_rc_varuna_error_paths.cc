@@ -225,6 +225,72 @@ UCS_TEST_P(test_rc_varuna_error_paths, control_message_post_fails_once)
 }
 
 /*
+ * The active lane's QP refuses an operation (ibv_post_send fails). That was
+ * ucs_fatal, as in rc_verbs: the process died. Now the lane counts as
+ * failed: the failover sends the refused operation (never sent, so lost
+ * whatever the log and the PSN say) and whatever else was lost over the
+ * standby, and everything comes out exactly once.
+ */
+UCS_TEST_P(test_rc_varuna_error_paths, op_post_refused)
+{
+    ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(20);
+
+    setup_pair(NUM_OPS);
+    plan(MIXED, NUM_OPS);
+    fail_verb(m_s, 0, SOFTIB_VERB_POST_SEND, qpn(m_s, 0), 3, 1);
+    if (post_all(0, NUM_OPS, deadline) && finish(deadline)) {
+        verify(true);
+    }
+    fail_on_problems("op_post_refused");
+
+    const uct_rc_varuna_report_t &rep = vep(m_s)->fo.report;
+    EXPECT_EQ(1u, viface(m_s)->fo.failovers);
+    EXPECT_EQ(UCT_RC_VARUNA_CAUSE_REFUSED, rep.cause);
+    EXPECT_EQ(1u, rep.decided.never_sent);
+    EXPECT_GE(rep.resent_ops, 1u);
+    EXPECT_EQ(1u, vep(m_s)->active);
+    EXPECT_EQ(0u, m_ep_errors);
+}
+
+/*
+ * The same with no standby (its port is down): the endpoint fails as on
+ * the loss of its last lane, once, from the progress, and every operation
+ * completes once, the refused one with an error.
+ */
+UCS_TEST_P(test_rc_varuna_error_paths, op_post_refused_no_standby)
+{
+    ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(20);
+    unsigned failed     = 0;
+    port p1;
+
+    setup_pair(NUM_OPS);
+    plan(MIXED, NUM_OPS);
+    p1 = side_port(m_s, 1);
+    m_softib.link(p1.dev, p1.num, false);
+    while (vep(m_s)->has_standby && (ucs_get_time() < deadline)) {
+        progress();
+    }
+    ASSERT_FALSE(vep(m_s)->has_standby);
+
+    fail_verb(m_s, 0, SOFTIB_VERB_POST_SEND, qpn(m_s, 0), 3, 1);
+    post_all(0, NUM_OPS, deadline);
+    while ((m_ep_errors == 0) && (ucs_get_time() < deadline)) {
+        progress();
+    }
+    ASSERT_EQ(1u, m_ep_errors) << "no endpoint error reported";
+    short_progress_loop(20);
+
+    for (unsigned i = 0; i < NUM_OPS; ++i) {
+        EXPECT_EQ(1, m_ops[i].calls) << op_name(m_ops[i].type) << " #" << i;
+        failed += UCS_STATUS_IS_ERR(m_ops[i].status);
+    }
+    EXPECT_GT(failed, 0u) << "the refused operation claimed success";
+    EXPECT_EQ(1u, m_ep_errors);
+    EXPECT_EQ(UCT_RC_VARUNA_FO_DEAD, vep(m_s)->fo.state);
+    EXPECT_EQ(0u, viface(m_s)->fo.failovers);
+}
+
+/*
  * The endpoint's standby QP cannot be created. The constructor used to
  * leave its primary QP in the interface's QP table and the freed endpoint
  * on the interface's endpoint list, which the periodic scans walk. Now the
