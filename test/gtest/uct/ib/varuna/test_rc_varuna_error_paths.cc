@@ -65,8 +65,8 @@ protected:
 
     /* Fail the initiator's primary link, both sides on their standby lane,
      * then heal it with the initiator's posts on its active lane failing
-     * after one (its REPROTECT_REQ): re-protection runs up to the
-     * initiator's DONE, which waits. Returns the rule that fails the
+     * once the peer accepted its REPROTECT_REQ: re-protection runs up to
+     * the initiator's DONE, which waits. Returns the rule that fails the
      * posts. */
     uint32_t heal_with_done_waiting(entity *init, entity *peer,
                                     ucs_time_t deadline)
@@ -82,9 +82,22 @@ protected:
         EXPECT_EQ(1u, vep(init)->active);
         EXPECT_EQ(1u, vep(peer)->active);
 
-        rule = fail_verb(init, 1, SOFTIB_VERB_POST_SEND, qpn(init, 1), 1,
-                         SOFTIB_FOREVER);
+        /* the initiator's posts on its active lane fail from the moment
+         * the peer took its REQUEST (reset its lane and answered): a
+         * REQUEST the peer refuses (its lane not quiet yet) is asked
+         * again, so a fixed number of posts let through was not always
+         * the accepted REQUEST (about 1 run in 100). One side progresses
+         * at a time, so the rule is in place before the initiator can
+         * see the answer. */
         m_softib.link(p0.dev, p0.num, true);
+        while ((vep(peer)->lane[0].state !=
+                UCT_RC_VARUNA_LANE_RECONNECTING) &&
+               (ucs_get_time() < deadline)) {
+            init->progress();
+            peer->progress();
+        }
+        rule = fail_verb(init, 1, SOFTIB_VERB_POST_SEND, qpn(init, 1), 0,
+                         SOFTIB_FOREVER);
         while ((vep(init)->lane[0].state != UCT_RC_VARUNA_LANE_STANDBY) &&
                (ucs_get_time() < deadline)) {
             progress();
