@@ -580,7 +580,6 @@ typedef struct uct_rc_varuna_ep {
     uct_rc_ep_t             super;
     uct_rc_varuna_lane_t    lane[UCT_RC_VARUNA_NUM_SIDES];
     uint8_t                 active;           /* lane carrying the traffic */
-    uint8_t                 has_standby;
     uct_ib_fence_info_t     fi;
 
     struct {
@@ -671,6 +670,15 @@ UCS_CLASS_DECLARE_NEW_FUNC(uct_rc_varuna_ep_t, uct_ep_t,
                            const uct_ep_params_t*);
 UCS_CLASS_DECLARE_DELETE_FUNC(uct_rc_varuna_ep_t, uct_ep_t);
 
+
+/* The endpoint has a lane to fail over to: the one not carrying the traffic
+ * is connected and idle. The lane states say it; nothing else keeps it. */
+static UCS_F_ALWAYS_INLINE int
+uct_rc_varuna_ep_has_standby(const uct_rc_varuna_ep_t *ep)
+{
+    return ep->lane[UCT_RC_VARUNA_NUM_SIDES - 1 - ep->active].state ==
+           UCT_RC_VARUNA_LANE_STANDBY;
+}
 
 static UCS_F_ALWAYS_INLINE uct_rc_varuna_op_t *
 uct_rc_varuna_ep_op(uct_rc_varuna_ep_t *ep, uint64_t sn)

@@ -264,7 +264,7 @@ void uct_rc_varuna_ep_fail(uct_rc_varuna_ep_t *ep, ucs_status_t ep_status)
     ucs_log(log_lvl, "rc_varuna: ep %p: %s, no path left to the peer "
             "(qpn 0x%x%s)", ep, ucs_status_string(ep_status),
             ep->lane[0].qp ? ep->lane[0].qp->qp_num : 0,
-            ep->has_standby ? "" : ", no standby");
+            uct_rc_varuna_ep_has_standby(ep) ? "" : ", no standby");
 }
 
 /* Pending requests: while a failover holds new operations back, the
@@ -1012,7 +1012,6 @@ ucs_status_t uct_rc_varuna_ep_connect_to_ep(uct_ep_h tl_ep,
                 return status;
             }
             standby->state   = UCT_RC_VARUNA_LANE_STANDBY;
-            ep->has_standby  = 1;
             iface->fo.qp_connected++;
         }
     } else if (standby->qp != NULL) {
@@ -1037,8 +1036,11 @@ ucs_status_t uct_rc_varuna_ep_invalidate(uct_ep_h tl_ep, unsigned flags)
             uct_ib_modify_qp(ep->lane[side].qp, IBV_QPS_ERR);
         }
     }
-    ep->has_standby = 0;
-    ep->lane[UCT_RC_VARUNA_SIDE_STANDBY].state = UCT_RC_VARUNA_LANE_FAILED;
+    for (side = 0; side < UCT_RC_VARUNA_NUM_SIDES; side++) {
+        if (ep->lane[side].state == UCT_RC_VARUNA_LANE_STANDBY) {
+            ep->lane[side].state = UCT_RC_VARUNA_LANE_FAILED;
+        }
+    }
     return UCS_OK;
 }
 
@@ -1081,7 +1083,6 @@ UCS_CLASS_INIT_FUNC(uct_rc_varuna_ep_t, const uct_ep_params_t *params)
     memset(&self->fo, 0, sizeof(self->fo));
     memset(&self->peer_log, 0, sizeof(self->peer_log));
     self->active        = UCT_RC_VARUNA_SIDE_PRIMARY;
-    self->has_standby   = 0;
     self->rx.am_seq     = 0;
     ucs_list_head_init(&self->rx.held);
     self->fo.state      = UCT_RC_VARUNA_FO_IDLE;

@@ -156,7 +156,6 @@ void uct_rc_varuna_ep_failover(uct_rc_varuna_ep_t *ep, unsigned lane,
                      uct_rc_varuna_lane_str(iface, lane, from, sizeof(from)),
                      uct_rc_varuna_cause_str(cause));
             uct_rc_varuna_lane_fence(failed);
-            ep->has_standby = 0;
             uct_rc_varuna_ep_reprotect_list(ep);
         }
         return;
@@ -169,8 +168,7 @@ void uct_rc_varuna_ep_failover(uct_rc_varuna_ep_t *ep, unsigned lane,
         return;
     }
 
-    if (!ep->has_standby ||
-        (ep->lane[other].state != UCT_RC_VARUNA_LANE_STANDBY) ||
+    if ((ep->lane[other].state != UCT_RC_VARUNA_LANE_STANDBY) ||
         (ep->super.flags & UCT_RC_EP_FLAG_FLUSH_CANCEL)) {
         /* nowhere to go: the flushed requests take the endpoint through
          * UCX's error path */
@@ -493,7 +491,6 @@ static void uct_rc_varuna_ep_promote(uct_rc_varuna_iface_t *iface,
     uct_rc_varuna_ep_fo_enter(ep, UCT_RC_VARUNA_FO_REPLAYING);
     ep->active             = (uint8_t)lane;
     ep->lane[lane].state   = UCT_RC_VARUNA_LANE_ACTIVE;
-    ep->has_standby        = 0;
     uct_rc_txqp_available_add(&ep->super.txqp, ep->fo.parked);
     ep->fo.parked          = 0;
 
@@ -635,7 +632,8 @@ void uct_rc_varuna_ep_failover_noticed(uct_rc_varuna_ep_t *ep)
         return;
     }
     if ((ep->fo.state == UCT_RC_VARUNA_FO_IDLE) &&
-        (ep->fo.notice.lane == ep->active) && ep->has_standby) {
+        (ep->fo.notice.lane == ep->active) &&
+        uct_rc_varuna_ep_has_standby(ep)) {
         uct_rc_varuna_ep_failover(ep, ep->active, UCT_RC_VARUNA_CAUSE_PEER);
     }
 }

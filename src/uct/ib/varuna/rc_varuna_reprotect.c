@@ -301,7 +301,6 @@ void uct_rc_varuna_ep_standby_later(uct_rc_varuna_ep_t *ep)
     ucs_diag("rc_varuna: ep %p: standby port down, the standby lane is "
              "connected when it is up", ep);
     ep->lane[UCT_RC_VARUNA_SIDE_STANDBY].state = UCT_RC_VARUNA_LANE_FAILED;
-    ep->has_standby                            = 0;
     uct_rc_varuna_ep_reprotect_list(ep);
 }
 
@@ -409,7 +408,6 @@ static void uct_rc_varuna_ep_reprotect_done(uct_rc_varuna_iface_t *iface,
     char buf[64];
 
     ep->lane[lane].state = UCT_RC_VARUNA_LANE_STANDBY;
-    ep->has_standby      = 1;
     ep->fo.rp_backoff    = 0;
     iface->fo.reprotected++;
     if (!ep->fo.rp_done_pending) {

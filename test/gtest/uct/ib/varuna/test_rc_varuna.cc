@@ -117,7 +117,7 @@ UCS_TEST_P(test_rc_varuna, lanes_connected_on_two_ports)
         uct_rc_varuna_iface_t *iface = viface(ents[i]);
 
         ASSERT_TRUE(iface->has_standby);
-        ASSERT_TRUE(ep->has_standby);
+        ASSERT_TRUE(uct_rc_varuna_ep_has_standby(ep));
         EXPECT_EQ(UCT_RC_VARUNA_SIDE_PRIMARY, ep->active);
 
         for (unsigned side = 0; side < UCT_RC_VARUNA_NUM_SIDES; ++side) {

@@ -280,10 +280,11 @@ UCS_TEST_P(test_rc_varuna_error_paths, op_post_refused_no_standby)
     plan(MIXED, NUM_OPS);
     p1 = side_port(m_s, 1);
     m_softib.link(p1.dev, p1.num, false);
-    while (vep(m_s)->has_standby && (ucs_get_time() < deadline)) {
+    while (uct_rc_varuna_ep_has_standby(vep(m_s)) &&
+           (ucs_get_time() < deadline)) {
         progress();
     }
-    ASSERT_FALSE(vep(m_s)->has_standby);
+    ASSERT_FALSE(uct_rc_varuna_ep_has_standby(vep(m_s)));
 
     fail_verb(m_s, 0, SOFTIB_VERB_POST_SEND, qpn(m_s, 0), 3, 1);
     post_all(0, NUM_OPS, deadline);

@@ -272,11 +272,13 @@ UCS_TEST_P(test_rc_varuna_failover, cycles_alternating_ports)
 
         /* back up: both sides reconnect it as their standby */
         m_softib.link(down.dev, down.num, true);
-        while ((!vep(m_s)->has_standby || !vep(m_r)->has_standby) &&
+        while ((!uct_rc_varuna_ep_has_standby(vep(m_s)) ||
+                !uct_rc_varuna_ep_has_standby(vep(m_r))) &&
                (ucs_get_time() < deadline)) {
             progress();
         }
-        ASSERT_TRUE(vep(m_s)->has_standby && vep(m_r)->has_standby)
+        ASSERT_TRUE(uct_rc_varuna_ep_has_standby(vep(m_s)) &&
+                    uct_rc_varuna_ep_has_standby(vep(m_r)))
                 << what << ": not re-protected; sender " << rp_state_of(vep(m_s))
                 << "; receiver " << rp_state_of(vep(m_r));
     }
