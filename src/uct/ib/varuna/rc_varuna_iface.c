@@ -18,6 +18,7 @@
 
 #include <uct/ib/base/ib_device.h>
 #include <uct/ib/base/ib_log.h>
+#include <uct/ib/rc/verbs/rc_verbs.h>
 #include <ucs/arch/bitops.h>
 #include <ucs/arch/cpu.h>
 #include <ucs/async/async.h>
@@ -491,25 +492,6 @@ static unsigned uct_rc_varuna_iface_poll_rx(uct_rc_varuna_iface_t *iface,
  * Send completions
  * ------------------------------------------------------------------------ */
 
-static ucs_status_t uct_rc_varuna_wc_to_ucs_status(enum ibv_wc_status status)
-{
-    switch (status) {
-    case IBV_WC_SUCCESS:
-        return UCS_OK;
-    case IBV_WC_REM_ACCESS_ERR:
-    case IBV_WC_REM_OP_ERR:
-        return UCS_ERR_CONNECTION_RESET;
-    case IBV_WC_RETRY_EXC_ERR:
-    case IBV_WC_RNR_RETRY_EXC_ERR:
-    case IBV_WC_REM_ABORT_ERR:
-        return UCS_ERR_ENDPOINT_TIMEOUT;
-    case IBV_WC_WR_FLUSH_ERR:
-        return UCS_ERR_CANCELED;
-    default:
-        return UCS_ERR_IO_ERROR;
-    }
-}
-
 /* A send completion with an error, and the side whose CQ gave it (QP
  * numbers are only unique per device) */
 typedef struct {
@@ -571,7 +553,7 @@ static unsigned uct_rc_varuna_iface_poll_tx(uct_rc_varuna_iface_t *iface,
             error.side = side;
             iface->super.super.ops->handle_failure(
                     &iface->super.super, &error,
-                    uct_rc_varuna_wc_to_ucs_status(wc[i].status));
+                    uct_rc_verbs_wc_to_ucs_status(wc[i].status));
             continue;
         }
 
