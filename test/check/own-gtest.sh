@@ -46,6 +46,9 @@ export SOFTIB_REGISTRY=/dev/shm/softib-own-gtest-$standby.$$
 rm -f "$SOFTIB_REGISTRY"
 trap 'rm -f "$SOFTIB_REGISTRY"' EXIT
 export UCX_RC_VARUNA_STANDBY=$standby
+# the cases find softib's control library there, and fail without it
+export RC_VARUNA_PREFIX=$prefix
+export RC_VARUNA_SOFTIB_REQUIRED=1
 # No terminal in CI: a backtrace on a fatal error instead of freezing
 export UCX_HANDLE_ERRORS=${UCX_HANDLE_ERRORS:-bt}
 export UCX_LOG_LEVEL=${UCX_LOG_LEVEL:-warn}

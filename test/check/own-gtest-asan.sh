@@ -1,0 +1,40 @@
+#!/bin/bash
+#
+# Copyright (C) rc_varuna authors 2026. ALL RIGHTS RESERVED.
+# See file LICENSE for terms.
+#
+# Our gtest cases in the AddressSanitizer build of UCX and our module
+# (contrib/ucx-build asan, build/ucx/build-asan): no invalid access, no use
+# after free, no leak (LeakSanitizer at exit) through failovers of every
+# matrix type, the error paths (a verb failing), re-protection cycles and
+# both paths dying. ASan slows the cases about 2 to 3 times, far less than
+# valgrind, so the whole suite runs with rc_varuna's own timeouts; valgrind
+# (own-gtest-valgrind.sh) stays, for uninitialised reads, which ASan does
+# not see.
+#
+# Usage: test/check/own-gtest-asan.sh [auto|same] [GTEST ARGS...]
+# Environment: as own-gtest.sh (GTEST_FILTER selects cases).
+#
+
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+build=${RC_VARUNA_UCX_ASAN_BUILD:-$root/build/ucx/build-asan}
+
+[[ -x $build/test/gtest/gtest ]] || {
+    echo "$build/test/gtest/gtest is missing: run 'contrib/ucx-build asan'"
+    exit 77
+}
+
+export RC_VARUNA_UCX_BUILD=$build
+# UCX's memory hooks patch malloc and mmap, which ASan owns: UCX's own
+# tests run with them off under sanitizers. halt_on_error: the first
+# report fails the run; the leak check at exit does too.
+export UCX_MEM_MALLOC_HOOKS=no
+export UCX_MEM_EVENTS=no
+export ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:detect_leaks=1:abort_on_error=0:exitcode=3:detect_stack_use_after_return=0}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-print_suppressions=0}
+# softib's libibverbs comes in through LD_LIBRARY_PATH, not LD_PRELOAD, so
+# the ASan runtime is first in the gtest binary's library list
+exec bash "$here/own-gtest.sh" "${1:-auto}" "${@:2}"
