@@ -39,6 +39,17 @@ struct sib_pkt {
     ((struct _type*)((uint8_t*)(_pkt)->bth + \
                      sib_opcode[(_pkt)->opcode].offset[_hdr]))
 
+/* Ring sizes (CQ, SQ, RQ): the power of two at or above n */
+static inline uint32_t sib_roundup_pow2(uint32_t n)
+{
+    uint32_t p = 1;
+
+    while (p < n) {
+        p <<= 1;
+    }
+    return p;
+}
+
 static inline uint64_t reth_va(const struct sib_pkt *pkt)
 {
     return __reth_va(sib_pkt_hdr(pkt, sib_reth, SIB_RETH));

@@ -20,16 +20,6 @@
 
 #define SIB_MIN_INLINE   64
 
-static uint32_t sib_roundup_pow2(uint32_t n)
-{
-    uint32_t p = 1;
-
-    while (p < n) {
-        p <<= 1;
-    }
-    return p;
-}
-
 static uint32_t sib_align8(uint32_t n)
 {
     return (n + 7) & ~7u;

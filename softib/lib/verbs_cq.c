@@ -51,16 +51,6 @@ int ibv_destroy_comp_channel(struct ibv_comp_channel *ibch)
     return 0;
 }
 
-static uint32_t sib_roundup_pow2(uint32_t n)
-{
-    uint32_t p = 1;
-
-    while (p < n) {
-        p <<= 1;
-    }
-    return p;
-}
-
 struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
                              void *cq_context, struct ibv_comp_channel *channel,
                              int comp_vector)

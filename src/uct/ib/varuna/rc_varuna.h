@@ -223,15 +223,12 @@ typedef struct uct_rc_varuna_side {
 KHASH_MAP_INIT_INT(uct_rc_varuna_qp, struct uct_rc_varuna_ep*);
 
 
-/* Log words peers write into: one per endpoint, in registered chunks */
-typedef struct uct_rc_varuna_log_chunk {
-    ucs_list_link_t         list;
-    uint64_t                *words;
-    uct_mem_h               memh;
-    unsigned                count;
-    unsigned                used;
-    uint8_t                 *in_use;
-} uct_rc_varuna_log_chunk_t;
+/* The word a peer logs its operations into (rc_varuna_log.c): one per
+ * endpoint, from a memory pool registered on both devices */
+typedef struct uct_rc_varuna_log_word {
+    uint64_t                sn;               /* written by the peer */
+    uint32_t                rkey[UCT_RC_VARUNA_NUM_SIDES];
+} uct_rc_varuna_log_word_t;
 
 
 typedef struct uct_rc_varuna_iface {
@@ -241,7 +238,7 @@ typedef struct uct_rc_varuna_iface {
     khash_t(uct_rc_varuna_qp) standby_qps;    /* QPs of side 1 */
     ucs_mpool_t             tx_mp;            /* bcopy and get_bcopy buffers */
     ucs_mpool_t             short_desc_mp;    /* AM headers, atomic results */
-    ucs_list_link_t         log_chunks;
+    ucs_mpool_t             log_mp;           /* uct_rc_varuna_log_word_t */
     ucs_list_link_t         standby_gc_list;  /* standby QPs being destroyed */
 
     /* polling of a standby device's CQs (uct_rc_varuna_iface_progress) */
@@ -658,10 +655,7 @@ typedef struct uct_rc_varuna_ep {
     } peer_log;
 
     /* the word the peer logs its operations into, here */
-    struct {
-        uct_rc_varuna_log_chunk_t *chunk;
-        unsigned            index;
-    } log;
+    uct_rc_varuna_log_word_t *log;
 } uct_rc_varuna_ep_t;
 
 
@@ -696,7 +690,7 @@ uct_rc_varuna_ep_op(uct_rc_varuna_ep_t *ep, uint64_t sn)
 static UCS_F_ALWAYS_INLINE uint64_t *
 uct_rc_varuna_log_word(uct_rc_varuna_ep_t *ep)
 {
-    return &ep->log.chunk->words[ep->log.index];
+    return &ep->log->sn;
 }
 
 
@@ -728,6 +722,8 @@ void uct_rc_varuna_log_free(uct_rc_varuna_iface_t *iface,
                             uct_rc_varuna_ep_t *ep);
 uint32_t uct_rc_varuna_log_rkey(uct_rc_varuna_ep_t *ep, unsigned side);
 void uct_rc_varuna_log_cleanup(uct_rc_varuna_iface_t *iface);
+ucs_status_t uct_rc_varuna_log_init(uct_rc_varuna_iface_t *iface,
+                                    const uct_ib_iface_config_t *ib_config);
 
 
 /* rc_varuna_ep.c: operations */

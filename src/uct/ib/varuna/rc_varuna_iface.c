@@ -1249,7 +1249,6 @@ static UCS_CLASS_INIT_FUNC(uct_rc_varuna_iface_t, uct_md_h tl_md,
            sizeof(self->side[UCT_RC_VARUNA_SIDE_STANDBY]));
     self->has_standby = 0;
     kh_init_inplace(uct_rc_varuna_qp, &self->standby_qps);
-    ucs_list_head_init(&self->log_chunks);
     ucs_list_head_init(&self->standby_gc_list);
     memset(&self->fo, 0, sizeof(self->fo));
     ucs_list_head_init(&self->fo.active);
@@ -1332,9 +1331,14 @@ static UCS_CLASS_INIT_FUNC(uct_rc_varuna_iface_t, uct_md_h tl_md,
         goto err_cleanup_tx_mp;
     }
 
-    status = uct_rc_varuna_iface_init_sides(self, config, params);
+    status = uct_rc_varuna_log_init(self, ib_config);
     if (status != UCS_OK) {
         goto err_cleanup_short_mp;
+    }
+
+    status = uct_rc_varuna_iface_init_sides(self, config, params);
+    if (status != UCS_OK) {
+        goto err_cleanup_log;
     }
 
     status = uct_rc_varuna_iface_failover_init(self, config);
@@ -1353,7 +1357,8 @@ err_cleanup_failover:
     uct_rc_varuna_iface_failover_cleanup(self);
 err_cleanup_sides:
     uct_rc_varuna_iface_cleanup_standby(self);
-
+err_cleanup_log:
+    uct_rc_varuna_log_cleanup(self);
 err_cleanup_short_mp:
     ucs_mpool_cleanup(&self->short_desc_mp, 1);
 err_cleanup_tx_mp:

@@ -12,7 +12,7 @@
 
 #include <ucs/arch/cpu.h>
 #include <ucs/debug/log.h>
-#include <ucs/debug/memtrack_int.h>
+#include <uct/base/uct_iface.h>
 
 
 /*
@@ -22,132 +22,77 @@
  * operation, on the same QP. At failover the peer reads it back through its
  * standby QP: the value is the last operation that executed here.
  *
- * Words live in chunks registered once; a chunk is never freed before the
- * interface, since the peer may still write into a word of a closed
- * endpoint.
+ * The words come from a UCX memory pool registered through our memory
+ * domain (both devices' keys, kept in each word at its creation). Its
+ * chunks are freed only with the interface: the peer may still write into
+ * the word of an endpoint closed here, and a word reused meanwhile starts
+ * from 0 again for its new endpoint, whose peer's writes are the only ones
+ * that count from then on (a peer's write for the old endpoint came on a
+ * QP that is gone).
  */
 
-#define UCT_RC_VARUNA_LOG_CHUNK_WORDS  1024
+#define UCT_RC_VARUNA_LOG_GROW  1024
 
 
-static ucs_status_t uct_rc_varuna_log_chunk_add(uct_rc_varuna_iface_t *iface,
-                                                uct_rc_varuna_log_chunk_t **chunk_p)
+static void uct_rc_varuna_log_word_init(uct_iface_h tl_iface, void *obj,
+                                        uct_mem_h memh)
 {
-    uct_md_h md = iface->super.super.super.md;
-    uct_rc_varuna_log_chunk_t *chunk;
-    size_t size = UCT_RC_VARUNA_LOG_CHUNK_WORDS * sizeof(uint64_t);
+    uct_rc_varuna_log_word_t *word = obj;
+    uct_rc_varuna_memh_t *m        = memh;
+    unsigned side;
+
+    for (side = 0; side < UCT_RC_VARUNA_NUM_SIDES; side++) {
+        word->rkey[side] = m->rkey[side];
+    }
+}
+
+ucs_status_t uct_rc_varuna_log_init(uct_rc_varuna_iface_t *iface,
+                                    const uct_ib_iface_config_t *ib_config)
+{
     ucs_status_t status;
-    int ret;
 
-    chunk = ucs_calloc(1, sizeof(*chunk), "rc_varuna_log_chunk");
-    if (chunk == NULL) {
-        return UCS_ERR_NO_MEMORY;
-    }
-
-    chunk->in_use = ucs_calloc(UCT_RC_VARUNA_LOG_CHUNK_WORDS, 1,
-                               "rc_varuna_log_in_use");
-    if (chunk->in_use == NULL) {
-        status = UCS_ERR_NO_MEMORY;
-        goto err_free_chunk;
-    }
-
-    ret = ucs_posix_memalign((void**)&chunk->words, UCS_SYS_CACHE_LINE_SIZE,
-                             size, "rc_varuna_log_words");
-    if (ret != 0) {
-        status = UCS_ERR_NO_MEMORY;
-        goto err_free_in_use;
-    }
-    memset(chunk->words, 0, size);
-
-    status = uct_md_mem_reg(md, chunk->words, size, UCT_MD_MEM_ACCESS_ALL,
-                            &chunk->memh);
+    status = uct_iface_mpool_init(&iface->super.super.super, &iface->log_mp,
+                                  sizeof(uct_rc_varuna_log_word_t), 0,
+                                  UCS_SYS_CACHE_LINE_SIZE, &ib_config->tx.mp,
+                                  UCT_RC_VARUNA_LOG_GROW,
+                                  uct_rc_varuna_log_word_init,
+                                  "rc_varuna_log");
     if (status != UCS_OK) {
-        ucs_error("rc_varuna: failed to register the completion log: %s",
+        ucs_error("rc_varuna: failed to create the completion log: %s",
                   ucs_status_string(status));
-        goto err_free_words;
     }
-
-    chunk->count = UCT_RC_VARUNA_LOG_CHUNK_WORDS;
-    ucs_list_add_tail(&iface->log_chunks, &chunk->list);
-    *chunk_p = chunk;
-    return UCS_OK;
-
-err_free_words:
-    ucs_free(chunk->words);
-err_free_in_use:
-    ucs_free(chunk->in_use);
-err_free_chunk:
-    ucs_free(chunk);
     return status;
 }
 
 ucs_status_t uct_rc_varuna_log_alloc(uct_rc_varuna_iface_t *iface,
                                      uct_rc_varuna_ep_t *ep)
 {
-    uct_rc_varuna_log_chunk_t *chunk;
-    ucs_status_t status;
-    unsigned i;
-
-    ucs_list_for_each(chunk, &iface->log_chunks, list) {
-        if (chunk->used < chunk->count) {
-            goto found;
-        }
+    ep->log = ucs_mpool_get(&iface->log_mp);
+    if (ep->log == NULL) {
+        return UCS_ERR_NO_MEMORY;
     }
 
-    status = uct_rc_varuna_log_chunk_add(iface, &chunk);
-    if (status != UCS_OK) {
-        return status;
-    }
-
-found:
-    for (i = 0; i < chunk->count; i++) {
-        if (!chunk->in_use[i]) {
-            break;
-        }
-    }
-    ucs_assert(i < chunk->count);
-
-    chunk->in_use[i] = 1;
-    chunk->used++;
     /* 0: nothing of the peer's executed yet (sequence numbers start at 1) */
-    chunk->words[i]  = 0;
-    ep->log.chunk    = chunk;
-    ep->log.index    = i;
+    ep->log->sn = 0;
     return UCS_OK;
 }
 
 void uct_rc_varuna_log_free(uct_rc_varuna_iface_t *iface,
                             uct_rc_varuna_ep_t *ep)
 {
-    uct_rc_varuna_log_chunk_t *chunk = ep->log.chunk;
-
-    if (chunk == NULL) {
-        return;
+    if (ep->log != NULL) {
+        ucs_mpool_put(ep->log);
+        ep->log = NULL;
     }
-    chunk->in_use[ep->log.index] = 0;
-    chunk->used--;
-    ep->log.chunk = NULL;
 }
 
 uint32_t uct_rc_varuna_log_rkey(uct_rc_varuna_ep_t *ep, unsigned side)
 {
-    return ((uct_rc_varuna_memh_t*)ep->log.chunk->memh)->rkey[side];
+    return ep->log->rkey[side];
 }
 
+/* warns of words still in use */
 void uct_rc_varuna_log_cleanup(uct_rc_varuna_iface_t *iface)
 {
-    uct_md_h md = iface->super.super.super.md;
-    uct_rc_varuna_log_chunk_t *chunk, *tmp;
-
-    ucs_list_for_each_safe(chunk, tmp, &iface->log_chunks, list) {
-        if (chunk->used != 0) {
-            ucs_warn("rc_varuna: %u completion log words still in use",
-                     chunk->used);
-        }
-        uct_md_mem_dereg(md, chunk->memh);
-        ucs_list_del(&chunk->list);
-        ucs_free(chunk->words);
-        ucs_free(chunk->in_use);
-        ucs_free(chunk);
-    }
+    ucs_mpool_cleanup(&iface->log_mp, 1);
 }

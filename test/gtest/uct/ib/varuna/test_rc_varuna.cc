@@ -239,10 +239,12 @@ UCS_TEST_P(test_rc_varuna, log_word_follows_every_operation)
     };
 
     unsigned am_sent = 0;
+    uint64_t adds    = 0; /* the value var holds after what was posted */
     for (auto &op : ops) {
         uint64_t sn_before = ep->tx.sn;
 
         for (unsigned i = 0; i < count; ++i) {
+            result = UINT64_MAX;
             post(op.second);
             if (op.first.compare(0, 3, "am_") == 0) {
                 ++am_sent;
@@ -250,12 +252,21 @@ UCS_TEST_P(test_rc_varuna, log_word_follows_every_operation)
             if (op.first == "atomic_fadd" || op.first == "atomic_cswap") {
                 /* one completion object: wait for it before reusing it */
                 wait_for_value(&comp.count, 0, true);
+                EXPECT_EQ(UCS_OK, comp.status) << op.first << " #" << i;
+                /* fetch-adds see every add before them; a compare-swap
+                 * of 0 with 0 leaves the sum and returns it */
+                EXPECT_EQ(adds, result) << op.first << " #" << i;
+            }
+            if (op.first == "atomic_add" || op.first == "atomic_fadd") {
+                ++adds;
             }
         }
         flush_all();
 
-        /* each operation took a sequence number (the flush one more) */
+        /* each operation took one sequence number, the flush at most one
+         * more */
         EXPECT_GE(ep->tx.sn, sn_before + count) << op.first;
+        EXPECT_LE(ep->tx.sn, sn_before + count + 1) << op.first;
         EXPECT_EQ(ep->tx.sn, peer_log(m_e2)) << op.first;
     }
 
