@@ -602,9 +602,6 @@ typedef struct uct_rc_varuna_ep {
         uint8_t             cause;            /* uct_rc_varuna_cause_t */
         uint8_t             failed_lane;
         uint8_t             flags;            /* UCT_RC_VARUNA_FO_* */
-        uint8_t             ctrl_pending;     /* bits of ctrl_wr_t to post */
-        uint8_t             ctrl_inflight[UCT_RC_VARUNA_NUM_SIDES];
-        uint8_t             initiator;        /* we start re-protection */
         uint16_t            epoch;            /* failovers so far */
         uint32_t            peer_rq_psn;
         /* the peer's FAILOVER for a failover we have not started yet (our
@@ -624,29 +621,42 @@ typedef struct uct_rc_varuna_ep {
         uct_rc_varuna_desc_t *log_desc;       /* the READ of L lands here */
         ucs_list_link_t     list;             /* in iface->fo.active */
         uct_rc_varuna_report_t report;
-        /* re-protection of the failed lane */
-        ucs_list_link_t     rp_list;          /* in iface->fo.reprotect */
-        uint8_t             rp_lane;          /* lane to reconnect */
-        uint8_t             rp_listed;
-        uint32_t            rp_psn;           /* our new sq_psn there */
-        uint32_t            rp_attempt;
-        uint32_t            rp_peer_attempt;  /* the peer's, last answered */
-        uint8_t             rp_probing;       /* probe READ in flight */
-        ucs_time_t          rp_backoff;       /* the peer said no: wait
+    } fo;
+
+    /* re-protection of a failed lane (rc_varuna_reprotect.c) */
+    struct {
+        ucs_list_link_t     list;             /* in iface->fo.reprotect */
+        uint8_t             initiator;        /* we start re-protection */
+        uint8_t             lane;             /* lane to reconnect */
+        uint8_t             listed;
+        uint8_t             probing;          /* probe READ in flight */
+        uint8_t             done_pending;     /* DONE to send */
+        uint32_t            psn;              /* our new sq_psn there */
+        uint32_t            attempt;
+        uint32_t            peer_attempt;     /* the peer's, last answered */
+        ucs_time_t          backoff;          /* the peer said no: wait
                                                  this long before asking
                                                  again (0: it did not) */
-        uint8_t             rp_done_pending;  /* DONE to send */
-        ucs_time_t          rp_sent;
-        /* control messages to post, oldest first (msgq_head); entries
-         * are kept for FAILOVER, so no message is ever dropped */
+        ucs_time_t          sent;
+    } rp;
+
+    /* control requests on the lanes (rc_varuna_reprotect.c) */
+    struct {
+        uint8_t             pending;          /* bits of ctrl_wr_t to post */
+        uint8_t             inflight[UCT_RC_VARUNA_NUM_SIDES];
+        /* messages to post, oldest first (msgq_head); entries are kept
+         * for FAILOVER, so no message is ever dropped */
         uct_rc_varuna_ctrl_msg_t msgq[UCT_RC_VARUNA_CTRL_MSGQ_LEN];
         uint8_t             msgq_head;
         uint8_t             msgq_count;
-        /* the peer, for re-protection */
-        uint32_t            peer_qpn[UCT_RC_VARUNA_NUM_SIDES];
-        struct ibv_ah_attr  peer_ah[UCT_RC_VARUNA_NUM_SIDES];
+    } ctrl;
+
+    /* the peer's side of both lanes, to connect them again */
+    struct {
+        uint32_t            qpn[UCT_RC_VARUNA_NUM_SIDES];
+        struct ibv_ah_attr  ah[UCT_RC_VARUNA_NUM_SIDES];
         enum ibv_mtu        path_mtu;
-    } fo;
+    } peer;
 
     /* where our operations are logged: the peer's word, its keys */
     struct {
@@ -839,7 +849,7 @@ void uct_rc_varuna_ep_failover_recovered(uct_rc_varuna_ep_t *ep);
 void uct_rc_varuna_ep_fail(uct_rc_varuna_ep_t *ep, ucs_status_t status);
 void uct_rc_varuna_ep_failover_cleanup(uct_rc_varuna_ep_t *ep,
                                        uct_rc_varuna_fo_state_t state);
-unsigned uct_rc_varuna_iface_failover_check(uct_rc_varuna_iface_t *iface);
+void uct_rc_varuna_iface_failover_check(uct_rc_varuna_iface_t *iface);
 ucs_status_t uct_rc_varuna_iface_failover_init(uct_rc_varuna_iface_t *iface,
                          const uct_rc_varuna_iface_config_t *config);
 void uct_rc_varuna_iface_failover_cleanup(uct_rc_varuna_iface_t *iface);

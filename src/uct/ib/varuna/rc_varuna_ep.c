@@ -977,7 +977,7 @@ ucs_status_t uct_rc_varuna_ep_connect_to_ep(uct_ep_h tl_ep,
         ep->peer_log.rkey[side] = a->log_rkey[side];
     }
 
-    ep->fo.initiator = uct_rc_varuna_ep_is_initiator(
+    ep->rp.initiator = uct_rc_varuna_ep_is_initiator(
                            iface, ep, &ah_attr_primary,
                            uct_ib_unpack_uint24(a->qp_num[0]));
 
@@ -998,9 +998,9 @@ ucs_status_t uct_rc_varuna_ep_connect_to_ep(uct_ep_h tl_ep,
             /* a port of the standby lane is down (a process started, or
              * an endpoint created, during a link failure): re-protection
              * connects the lane once both ports are up */
-            ep->fo.peer_qpn[UCT_RC_VARUNA_SIDE_STANDBY] =
+            ep->peer.qpn[UCT_RC_VARUNA_SIDE_STANDBY] =
                     uct_ib_unpack_uint24(a->qp_num[1]);
-            ep->fo.peer_ah[UCT_RC_VARUNA_SIDE_STANDBY]  = ah_attr;
+            ep->peer.ah[UCT_RC_VARUNA_SIDE_STANDBY] = ah_attr;
             uct_rc_varuna_ep_standby_later(ep);
         } else {
             status = uct_rc_varuna_lane_connect(iface, ep,
@@ -1081,13 +1081,17 @@ UCS_CLASS_INIT_FUNC(uct_rc_varuna_ep_t, const uct_ep_params_t *params)
     memset(self->lane, 0, sizeof(self->lane));
     memset(&self->tx, 0, sizeof(self->tx));
     memset(&self->fo, 0, sizeof(self->fo));
+    memset(&self->rp, 0, sizeof(self->rp));
+    memset(&self->ctrl, 0, sizeof(self->ctrl));
+    memset(&self->peer, 0, sizeof(self->peer));
     memset(&self->peer_log, 0, sizeof(self->peer_log));
+    self->log           = NULL;
     self->active        = UCT_RC_VARUNA_SIDE_PRIMARY;
     self->rx.am_seq     = 0;
     ucs_list_head_init(&self->rx.held);
     self->fo.state      = UCT_RC_VARUNA_FO_IDLE;
     ucs_list_head_init(&self->fo.list);
-    ucs_list_head_init(&self->fo.rp_list);
+    ucs_list_head_init(&self->rp.list);
     self->tx.ring_mask = ucs_roundup_pow2(iface->config.tx_max_wr) - 1;
     self->tx.ring      = ucs_calloc(self->tx.ring_mask + 1,
                                     iface->config.op_size, "rc_varuna_ops");
@@ -1149,7 +1153,7 @@ UCS_CLASS_CLEANUP_FUNC(uct_rc_varuna_ep_t)
     uct_rc_varuna_ep_refused_cancel(self);
     outstanding = iface->config.tx_max_wr -
                   uct_rc_txqp_available(&self->super.txqp) +
-                  self->fo.ctrl_inflight[0] + self->fo.ctrl_inflight[1];
+                  self->ctrl.inflight[0] + self->ctrl.inflight[1];
     uct_rc_varuna_ep_rx_held_release(self);
     uct_rc_varuna_ep_purge(self, UCS_ERR_CANCELED);
     /* the primary lane's cleanup returns the CQ credits of everything

@@ -212,7 +212,7 @@ void uct_rc_varuna_ep_failover(uct_rc_varuna_ep_t *ep, unsigned lane,
     /* tell the peer, with our expected PSN on the failed lane; one that
      * could not be read travels as unknown: the peer must not take any
      * value for it */
-    ep->fo.ctrl_pending = UCS_BIT(UCT_RC_VARUNA_CTRL_WR_DRAIN);
+    ep->ctrl.pending = UCS_BIT(UCT_RC_VARUNA_CTRL_WR_DRAIN);
     psn_known = uct_rc_varuna_lane_rq_psn(failed, &rq_psn);
     msg       = uct_rc_varuna_ep_queue_msg(ep, UCT_RC_VARUNA_CTRL_FAILOVER,
                                            lane, psn_known ? rq_psn : 0, 0);
@@ -220,7 +220,7 @@ void uct_rc_varuna_ep_failover(uct_rc_varuna_ep_t *ep, unsigned lane,
         /* the lanes took no message for two failovers: the peer could
          * never learn of this one */
         ucs_error("rc_varuna: ep %p: %u control messages could not be "
-                  "posted, the endpoint fails", ep, ep->fo.msgq_count);
+                  "posted, the endpoint fails", ep, ep->ctrl.msgq_count);
         uct_rc_varuna_ep_fail(ep, UCS_ERR_ENDPOINT_TIMEOUT);
         return;
     }
@@ -550,7 +550,7 @@ static int uct_rc_varuna_ep_fo_step(uct_rc_varuna_iface_t *iface,
             return 0;
         }
         uct_rc_varuna_ep_fo_enter(ep, UCT_RC_VARUNA_FO_READ_LOG);
-        ep->fo.ctrl_pending |= UCS_BIT(UCT_RC_VARUNA_CTRL_WR_LOG_READ);
+        ep->ctrl.pending |= UCS_BIT(UCT_RC_VARUNA_CTRL_WR_LOG_READ);
         uct_rc_varuna_ep_ctrl_kick(ep);
         return 1;
     case UCT_RC_VARUNA_FO_READ_LOG:
@@ -654,8 +654,8 @@ void uct_rc_varuna_ep_failover_cleanup(uct_rc_varuna_ep_t *ep,
     uct_rc_varuna_ep_fo_enter(ep, state);
     ep->fo.notice.valid = 0;
     ep->fo.flags        = 0;
-    ep->fo.ctrl_pending = 0;
-    ep->fo.msgq_count   = 0;
+    ep->ctrl.pending    = 0;
+    ep->ctrl.msgq_count = 0;
     ep->fo.replay_sn    = 0;
     if (ep->fo.log_desc != NULL) {
         ucs_mpool_put(ep->fo.log_desc);
@@ -850,12 +850,12 @@ static void uct_rc_varuna_iface_periodic(uct_rc_varuna_iface_t *iface,
         }
     }
 
-    ucs_list_for_each_safe(ep, tmp_ep, &iface->fo.reprotect, fo.rp_list) {
+    ucs_list_for_each_safe(ep, tmp_ep, &iface->fo.reprotect, rp.list) {
         uct_rc_varuna_ep_reprotect_try(iface, ep, now);
     }
 }
 
-unsigned uct_rc_varuna_iface_failover_check(uct_rc_varuna_iface_t *iface)
+void uct_rc_varuna_iface_failover_check(uct_rc_varuna_iface_t *iface)
 {
     uct_rc_varuna_ep_t *ep, *tmp;
     ucs_time_t now;
@@ -874,7 +874,6 @@ unsigned uct_rc_varuna_iface_failover_check(uct_rc_varuna_iface_t *iface)
     if (now >= iface->fo.next_check) {
         uct_rc_varuna_iface_periodic(iface, now);
     }
-    return 0;
 }
 
 static ucs_mpool_ops_t uct_rc_varuna_held_mp_ops = {

@@ -646,12 +646,13 @@ static unsigned uct_rc_varuna_iface_progress(void *arg)
         count    += sb_tx;
     }
 
-    /* port events, failovers under way, the watchdog, re-protection */
+    /* port events, failovers under way, the watchdog, re-protection; what
+     * they complete is counted where it completes (the polls above) */
     if (ucs_unlikely(!ucs_list_is_empty(&iface->fo.active) ||
                      (iface->fo.port_events !=
                       uct_rc_varuna_iface_md(iface)->port_events) ||
                      (ucs_get_time() >= iface->fo.next_check))) {
-        count += uct_rc_varuna_iface_failover_check(iface);
+        uct_rc_varuna_iface_failover_check(iface);
     }
 
 out:

@@ -120,7 +120,7 @@ static ucs_status_t uct_rc_varuna_lane_quiesced(uct_rc_varuna_iface_t *iface,
     uct_rc_varuna_md_t *md     = uct_rc_varuna_iface_md(iface);
     uint32_t seen;
 
-    if ((ep->fo.ctrl_inflight[side] != 0) ||
+    if ((ep->ctrl.inflight[side] != 0) ||
         ((ep->fo.state != UCT_RC_VARUNA_FO_IDLE) &&
          (ep->fo.failed_lane == side))) {
         return UCS_ERR_BUSY;
@@ -297,9 +297,9 @@ ucs_status_t uct_rc_varuna_lane_connect(uct_rc_varuna_iface_t *iface,
 
     lane->path_mtu          = (uint32_t)uct_ib_mtu_value(path_mtu);
     /* what re-protection needs to connect this lane again */
-    ep->fo.peer_qpn[side]   = dest_qpn;
-    ep->fo.peer_ah[side]    = *ah_attr;
-    ep->fo.path_mtu         = path_mtu;
+    ep->peer.qpn[side]      = dest_qpn;
+    ep->peer.ah[side]       = *ah_attr;
+    ep->peer.path_mtu       = path_mtu;
     ucs_debug("rc_varuna: connected qp 0x%x port %d to qp 0x%x %s psn 0x%x/0x%x",
               lane->qp->qp_num, ah_attr->port_num, dest_qpn,
               uct_ib_ah_attr_str(buf, sizeof(buf), ah_attr), lane->sq_psn,

@@ -23,7 +23,7 @@
  * Control requests are the failover's own work requests: the drain marker
  * behind a failed lane's requests, the READ of the log word, and the SENDs
  * that carry control messages to the peer (FAILOVER, REPROTECT_*). Each
- * endpoint queues its messages in order (fo.msgq) and posts them as its
+ * endpoint queues its messages in order (ctrl.msgq) and posts them as its
  * lane has room; one function posts every control request, with one error
  * policy: a message that could not be posted stays queued and is posted
  * again by the next kick; a drain marker that cannot be posted means the
@@ -58,7 +58,7 @@ static int uct_rc_varuna_ctrl_room(uct_rc_varuna_iface_t *iface,
                                    uct_rc_varuna_ep_t *ep, unsigned lane)
 {
     return (ep->lane[lane].qp != NULL) &&
-           (ep->fo.ctrl_inflight[lane] < UCT_RC_VARUNA_CTRL_WR_RESERVE) &&
+           (ep->ctrl.inflight[lane] < UCT_RC_VARUNA_CTRL_WR_RESERVE) &&
            (iface->super.tx.cq_available > 0);
 }
 
@@ -78,7 +78,7 @@ static ucs_status_t uct_rc_varuna_ctrl_post(uct_rc_varuna_iface_t *iface,
         return UCS_ERR_IO_ERROR;
     }
 
-    ep->fo.ctrl_inflight[lane]++;
+    ep->ctrl.inflight[lane]++;
     iface->super.tx.cq_available--;
     if (kind != UCT_RC_VARUNA_CTRL_WR_DRAIN) {
         /* its packets take PSNs of the lane like any request: the PSN
@@ -115,7 +115,7 @@ static ucs_status_t uct_rc_varuna_post_msg(uct_rc_varuna_iface_t *iface,
     struct ibv_send_wr wr;
     struct ibv_sge sge;
 
-    sge.addr   = (uintptr_t)&ep->fo.msgq[ep->fo.msgq_head];
+    sge.addr   = (uintptr_t)&ep->ctrl.msgq[ep->ctrl.msgq_head];
     sge.length = sizeof(uct_rc_varuna_ctrl_msg_t);
     sge.lkey   = 0;
 
@@ -156,7 +156,7 @@ static ucs_status_t uct_rc_varuna_post_log_read(uct_rc_varuna_iface_t *iface,
  * FAILOVERs) */
 static int uct_rc_varuna_ep_msgq_room(uct_rc_varuna_ep_t *ep)
 {
-    return ep->fo.msgq_count <
+    return ep->ctrl.msgq_count <
            (UCT_RC_VARUNA_CTRL_MSGQ_LEN - UCT_RC_VARUNA_CTRL_MSGQ_FO);
 }
 
@@ -171,13 +171,13 @@ uct_rc_varuna_ep_queue_msg(uct_rc_varuna_ep_t *ep,
 
     if (((type != UCT_RC_VARUNA_CTRL_FAILOVER) &&
          !uct_rc_varuna_ep_msgq_room(ep)) ||
-        (ep->fo.msgq_count == UCT_RC_VARUNA_CTRL_MSGQ_LEN)) {
+        (ep->ctrl.msgq_count == UCT_RC_VARUNA_CTRL_MSGQ_LEN)) {
         return NULL;
     }
 
-    msg = &ep->fo.msgq[(ep->fo.msgq_head + ep->fo.msgq_count) %
+    msg = &ep->ctrl.msgq[(ep->ctrl.msgq_head + ep->ctrl.msgq_count) %
                        UCT_RC_VARUNA_CTRL_MSGQ_LEN];
-    ep->fo.msgq_count++;
+    ep->ctrl.msgq_count++;
     memset(msg, 0, sizeof(*msg));
     msg->rc_hdr.am_id = UCT_RC_VARUNA_CTRL_AM_ID;
     msg->type         = (uint8_t)type;
@@ -216,7 +216,7 @@ static void uct_rc_varuna_ep_msg_peer_addr(uct_rc_varuna_iface_t *iface,
     memcpy(&gid, &msg->gid, sizeof(gid));
     uct_rc_varuna_lane_ah(iface, ep, msg->lane, msg->lid,
                           (msg->flags & UCT_RC_VARUNA_CTRL_FLAG_GLOBAL) ?
-                          &gid : NULL, &ep->fo.peer_ah[msg->lane]);
+                          &gid : NULL, &ep->peer.ah[msg->lane]);
 }
 
 /* Post the control requests that wait, as far as there is room. */
@@ -225,9 +225,9 @@ void uct_rc_varuna_ep_ctrl_kick(uct_rc_varuna_ep_t *ep)
     uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
     unsigned lane;
 
-    if ((ep->fo.ctrl_pending & UCS_BIT(UCT_RC_VARUNA_CTRL_WR_DRAIN)) &&
+    if ((ep->ctrl.pending & UCS_BIT(UCT_RC_VARUNA_CTRL_WR_DRAIN)) &&
         uct_rc_varuna_ctrl_room(iface, ep, ep->fo.failed_lane)) {
-        ep->fo.ctrl_pending &= ~UCS_BIT(UCT_RC_VARUNA_CTRL_WR_DRAIN);
+        ep->ctrl.pending &= ~UCS_BIT(UCT_RC_VARUNA_CTRL_WR_DRAIN);
         if (uct_rc_varuna_post_drain(iface, ep) != UCS_OK) {
             /* a QP in error that takes nothing: it has nothing more to
              * give back either */
@@ -237,7 +237,7 @@ void uct_rc_varuna_ep_ctrl_kick(uct_rc_varuna_ep_t *ep)
 
     /* messages in order, as far as the lane has room */
     lane = uct_rc_varuna_ep_msg_lane(ep);
-    while ((ep->fo.msgq_count > 0) &&
+    while ((ep->ctrl.msgq_count > 0) &&
            uct_rc_varuna_ctrl_room(iface, ep, lane)) {
         if (uct_rc_varuna_post_msg(iface, ep, lane) != UCS_OK) {
             /* kept, and posted again by the next kick: the failover's
@@ -245,19 +245,19 @@ void uct_rc_varuna_ep_ctrl_kick(uct_rc_varuna_ep_t *ep)
             uct_rc_varuna_ep_reprotect_list(ep);
             break;
         }
-        ep->fo.msgq_head   = (ep->fo.msgq_head + 1) %
+        ep->ctrl.msgq_head = (ep->ctrl.msgq_head + 1) %
                              UCT_RC_VARUNA_CTRL_MSGQ_LEN;
-        ep->fo.msgq_count--;
+        ep->ctrl.msgq_count--;
     }
 
     lane = uct_rc_varuna_other_lane(ep->fo.failed_lane);
-    if ((ep->fo.ctrl_pending & UCS_BIT(UCT_RC_VARUNA_CTRL_WR_LOG_READ)) &&
+    if ((ep->ctrl.pending & UCS_BIT(UCT_RC_VARUNA_CTRL_WR_LOG_READ)) &&
         uct_rc_varuna_ctrl_room(iface, ep, lane)) {
         if (ep->fo.log_desc == NULL) {
             ep->fo.log_desc = ucs_mpool_get(&iface->short_desc_mp);
         }
         if (ep->fo.log_desc != NULL) {
-            ep->fo.ctrl_pending &= ~UCS_BIT(UCT_RC_VARUNA_CTRL_WR_LOG_READ);
+            ep->ctrl.pending &= ~UCS_BIT(UCT_RC_VARUNA_CTRL_WR_LOG_READ);
             if (uct_rc_varuna_post_log_read(iface, ep, lane) != UCS_OK) {
                 /* the other decision path: the peer's expected PSN, as
                  * with UCX_RC_VARUNA_LOG=n */
@@ -279,17 +279,17 @@ void uct_rc_varuna_ep_reprotect_list(uct_rc_varuna_ep_t *ep)
 {
     uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
 
-    if (!ep->fo.rp_listed) {
-        ucs_list_add_tail(&iface->fo.reprotect, &ep->fo.rp_list);
-        ep->fo.rp_listed = 1;
+    if (!ep->rp.listed) {
+        ucs_list_add_tail(&iface->fo.reprotect, &ep->rp.list);
+        ep->rp.listed = 1;
     }
 }
 
 void uct_rc_varuna_ep_reprotect_unlist(uct_rc_varuna_ep_t *ep)
 {
-    if (ep->fo.rp_listed) {
-        ucs_list_del(&ep->fo.rp_list);
-        ep->fo.rp_listed = 0;
+    if (ep->rp.listed) {
+        ucs_list_del(&ep->rp.list);
+        ep->rp.listed = 0;
     }
 }
 
@@ -315,17 +315,17 @@ static int uct_rc_varuna_ep_lane_port_up(uct_rc_varuna_iface_t *iface,
  * slot is free; otherwise the next check does) */
 static void uct_rc_varuna_ep_reprotect_send_done(uct_rc_varuna_ep_t *ep)
 {
-    unsigned lane = ep->fo.rp_lane;
+    unsigned lane = ep->rp.lane;
 
-    if (!ep->fo.rp_done_pending || !uct_rc_varuna_ep_msgq_room(ep)) {
+    if (!ep->rp.done_pending || !uct_rc_varuna_ep_msgq_room(ep)) {
         return;
     }
-    ep->fo.rp_done_pending = 0;
+    ep->rp.done_pending = 0;
     if (ep->lane[lane].state == UCT_RC_VARUNA_LANE_STANDBY) {
         uct_rc_varuna_ep_queue_msg(ep, UCT_RC_VARUNA_CTRL_REPROTECT_DONE,
-                                   lane, 0, ep->fo.rp_attempt);
+                                   lane, 0, ep->rp.attempt);
         uct_rc_varuna_ep_ctrl_kick(ep);
-        if (ep->fo.msgq_count == 0) {
+        if (ep->ctrl.msgq_count == 0) {
             uct_rc_varuna_ep_reprotect_unlist(ep);
         }
     }
@@ -339,12 +339,12 @@ void uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
     unsigned lane = uct_rc_varuna_other_lane(ep->active);
     uct_rc_varuna_ctrl_msg_t *msg;
 
-    if (ep->fo.msgq_count > 0) {
+    if (ep->ctrl.msgq_count > 0) {
         uct_rc_varuna_ep_ctrl_kick(ep); /* ones that could not be posted */
     }
     uct_rc_varuna_ep_reprotect_send_done(ep);
-    if (!ep->fo.initiator || (ep->fo.state != UCT_RC_VARUNA_FO_IDLE) ||
-        (ep->fo.msgq_count > 0)) {
+    if (!ep->rp.initiator || (ep->fo.state != UCT_RC_VARUNA_FO_IDLE) ||
+        (ep->ctrl.msgq_count > 0)) {
         return; /* a new request only once the last messages are out */
     }
 
@@ -362,14 +362,14 @@ void uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
     }
 
     if (ep->lane[lane].state == UCT_RC_VARUNA_LANE_RECONNECTING) {
-        if (ep->fo.rp_probing & UCS_BIT(lane)) {
+        if (ep->rp.probing & UCS_BIT(lane)) {
             return; /* its READ completes or fails by itself */
         }
-        if (now < ep->fo.rp_sent + iface->config.reprotect_timeout) {
+        if (now < ep->rp.sent + iface->config.reprotect_timeout) {
             return;
         }
         ucs_debug("rc_varuna: ep %p: no answer to re-protection %u", ep,
-                  ep->fo.rp_attempt);
+                  ep->rp.attempt);
         ep->lane[lane].state = UCT_RC_VARUNA_LANE_FAILED;
     }
 
@@ -379,8 +379,8 @@ void uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
         return;
     }
 
-    if ((ep->fo.rp_backoff != 0) &&
-        (now < ep->fo.rp_sent + ep->fo.rp_backoff)) {
+    if ((ep->rp.backoff != 0) &&
+        (now < ep->rp.sent + ep->rp.backoff)) {
         /* the peer's port was down or it was busy: asking every interval
          * would cost two messages per endpoint for as long as its port
          * stays down */
@@ -390,12 +390,12 @@ void uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
     if (uct_rc_varuna_lane_reset(iface, ep, lane) != UCS_OK) {
         return;
     }
-    ep->fo.rp_lane   = (uint8_t)lane;
-    ep->fo.rp_psn    = ep->lane[lane].sq_psn;
-    ep->fo.rp_sent   = now;
-    ep->fo.rp_attempt++;
+    ep->rp.lane = (uint8_t)lane;
+    ep->rp.psn  = ep->lane[lane].sq_psn;
+    ep->rp.sent = now;
+    ep->rp.attempt++;
     msg = uct_rc_varuna_ep_queue_msg(ep, UCT_RC_VARUNA_CTRL_REPROTECT_REQ,
-                                     lane, ep->fo.rp_psn, ep->fo.rp_attempt);
+                                     lane, ep->rp.psn, ep->rp.attempt);
     uct_rc_varuna_msg_port_addr(iface, msg, lane);
     uct_rc_varuna_ep_ctrl_kick(ep);
 }
@@ -408,9 +408,9 @@ static void uct_rc_varuna_ep_reprotect_done(uct_rc_varuna_iface_t *iface,
     char buf[64];
 
     ep->lane[lane].state = UCT_RC_VARUNA_LANE_STANDBY;
-    ep->fo.rp_backoff    = 0;
+    ep->rp.backoff       = 0;
     iface->fo.reprotected++;
-    if (!ep->fo.rp_done_pending) {
+    if (!ep->rp.done_pending) {
         uct_rc_varuna_ep_reprotect_unlist(ep);
     }
     ucs_diag("rc_varuna: ep %p: lane %s is the standby again", ep,
@@ -434,15 +434,15 @@ uct_rc_varuna_ep_reprotect_connect(uct_rc_varuna_iface_t *iface,
 {
     ucs_status_t status;
 
-    status = uct_rc_varuna_lane_connect(iface, ep, lane, ep->fo.peer_qpn[lane],
-                                        peer_psn, &ep->fo.peer_ah[lane],
-                                        ep->fo.path_mtu);
+    status = uct_rc_varuna_lane_connect(iface, ep, lane, ep->peer.qpn[lane],
+                                        peer_psn, &ep->peer.ah[lane],
+                                        ep->peer.path_mtu);
     if (status != UCS_OK) {
         ep->lane[lane].state = UCT_RC_VARUNA_LANE_FAILED;
         return status;
     }
 
-    if (!ep->fo.initiator) {
+    if (!ep->rp.initiator) {
         return UCS_OK; /* RECONNECTING until the initiator's DONE */
     }
 
@@ -456,7 +456,7 @@ uct_rc_varuna_ep_reprotect_connect(uct_rc_varuna_iface_t *iface,
         ep->lane[lane].state = UCT_RC_VARUNA_LANE_FAILED;
         return UCS_ERR_NO_RESOURCE;
     }
-    ep->fo.rp_probing |= UCS_BIT(lane);
+    ep->rp.probing |= UCS_BIT(lane);
     return UCS_OK;
 }
 
@@ -472,7 +472,7 @@ static void uct_rc_varuna_ep_reprotect_probed(uct_rc_varuna_iface_t *iface,
     if (ep->lane[lane].state != UCT_RC_VARUNA_LANE_RECONNECTING) {
         return; /* given up meanwhile (no answer in time, port down) */
     }
-    ep->fo.rp_done_pending = 1;
+    ep->rp.done_pending = 1;
     uct_rc_varuna_ep_reprotect_done(iface, ep, lane);
     uct_rc_varuna_ep_reprotect_send_done(ep);
 }
@@ -491,7 +491,7 @@ static void uct_rc_varuna_ep_reprotect_req(uct_rc_varuna_iface_t *iface,
     }
 
     state = (uct_rc_varuna_lane_state_t)ep->lane[lane].state;
-    if ((state == UCT_RC_VARUNA_LANE_RECONNECTING) && !ep->fo.initiator) {
+    if ((state == UCT_RC_VARUNA_LANE_RECONNECTING) && !ep->rp.initiator) {
         /* the requests crossed (the peer's rule made it the initiator as
          * well): the initiator refuses the peer's, the other side gives
          * up its own and answers; the initiator's ACK or NACK of the
@@ -505,7 +505,7 @@ static void uct_rc_varuna_ep_reprotect_req(uct_rc_varuna_iface_t *iface,
          * the request is left alone, and the initiator asks again */
         ucs_diag("rc_varuna: ep %p: re-protection request %u left for the "
                  "initiator's next one: %u control messages wait", ep,
-                 msg->attempt, ep->fo.msgq_count);
+                 msg->attempt, ep->ctrl.msgq_count);
         return;
     }
     if ((ep->fo.state == UCT_RC_VARUNA_FO_IDLE) && (lane != ep->active) &&
@@ -530,7 +530,7 @@ static void uct_rc_varuna_ep_reprotect_req(uct_rc_varuna_iface_t *iface,
         return;
     }
 
-    ep->fo.rp_peer_attempt = msg->attempt;
+    ep->rp.peer_attempt = msg->attempt;
     answer = uct_rc_varuna_ep_queue_msg(ep, UCT_RC_VARUNA_CTRL_REPROTECT_ACK,
                                         lane, ep->lane[lane].sq_psn,
                                         msg->attempt);
@@ -550,14 +550,14 @@ void uct_rc_varuna_ep_ctrl_completion(uct_rc_varuna_ep_t *ep, unsigned lane,
     unsigned kind                = (unsigned)(wc->wr_id & 0xff);
     int probe;
 
-    ucs_assert(ep->fo.ctrl_inflight[lane] > 0);
-    ep->fo.ctrl_inflight[lane]--;
+    ucs_assert(ep->ctrl.inflight[lane] > 0);
+    ep->ctrl.inflight[lane]--;
     uct_rc_iface_add_cq_credits(&iface->super, 1);
 
     /* a re-protection probe (a failed one fails the lane below) */
     probe = (kind == UCT_RC_VARUNA_CTRL_WR_LOG_READ) &&
-            (ep->fo.rp_probing & UCS_BIT(lane));
-    ep->fo.rp_probing &= ~UCS_BIT(lane);
+            (ep->rp.probing & UCS_BIT(lane));
+    ep->rp.probing &= ~UCS_BIT(lane);
 
     if (kind == UCT_RC_VARUNA_CTRL_WR_DRAIN) {
         /* flushed, behind everything the failed lane had */
@@ -623,7 +623,7 @@ void uct_rc_varuna_ep_ctrl_recv(uct_rc_varuna_ep_t *ep, unsigned lane,
 
     switch (msg->type) {
     case UCT_RC_VARUNA_CTRL_FAILOVER:
-        if ((lane != ep->active) && !ep->fo.initiator &&
+        if ((lane != ep->active) && !ep->rp.initiator &&
             (ep->lane[lane].state == UCT_RC_VARUNA_LANE_RECONNECTING)) {
             /* the peer fails over onto the lane this came on, so it holds
              * that lane for its standby, which the initiator does only
@@ -639,31 +639,31 @@ void uct_rc_varuna_ep_ctrl_recv(uct_rc_varuna_ep_t *ep, unsigned lane,
         uct_rc_varuna_ep_reprotect_req(iface, ep, msg);
         break;
     case UCT_RC_VARUNA_CTRL_REPROTECT_ACK:
-        if ((about == ep->fo.rp_lane) && (msg->attempt == ep->fo.rp_attempt) &&
+        if ((about == ep->rp.lane) && (msg->attempt == ep->rp.attempt) &&
             (ep->lane[about].state == UCT_RC_VARUNA_LANE_RECONNECTING) &&
-            !(ep->fo.rp_probing & UCS_BIT(about))) {
+            !(ep->rp.probing & UCS_BIT(about))) {
             uct_rc_varuna_ep_msg_peer_addr(iface, ep, msg);
             uct_rc_varuna_ep_reprotect_connect(iface, ep, about, msg->psn);
         }
         break;
     case UCT_RC_VARUNA_CTRL_REPROTECT_DONE:
         if ((about < UCT_RC_VARUNA_NUM_SIDES) && (about != ep->active) &&
-            (msg->attempt == ep->fo.rp_peer_attempt) &&
+            (msg->attempt == ep->rp.peer_attempt) &&
             (ep->lane[about].state == UCT_RC_VARUNA_LANE_RECONNECTING)) {
             uct_rc_varuna_ep_reprotect_done(iface, ep, about);
         }
         break;
     case UCT_RC_VARUNA_CTRL_REPROTECT_NACK:
-        if ((about == ep->fo.rp_lane) && (msg->attempt == ep->fo.rp_attempt) &&
+        if ((about == ep->rp.lane) && (msg->attempt == ep->rp.attempt) &&
             (ep->lane[about].state == UCT_RC_VARUNA_LANE_RECONNECTING)) {
             ep->lane[about].state = UCT_RC_VARUNA_LANE_FAILED;
             /* the first refusal is most often the peer not having seen
              * its port come back yet: ask again soon, then less and less
              * often, up to REPROTECT_TIMEOUT */
-            ep->fo.rp_backoff     = (ep->fo.rp_backoff == 0) ?
-                                    iface->config.reprotect_interval :
-                                    ucs_min(2 * ep->fo.rp_backoff,
-                                            iface->config.reprotect_timeout);
+            ep->rp.backoff = (ep->rp.backoff == 0) ?
+                             iface->config.reprotect_interval :
+                             ucs_min(2 * ep->rp.backoff,
+                                     iface->config.reprotect_timeout);
         }
         break;
     default:

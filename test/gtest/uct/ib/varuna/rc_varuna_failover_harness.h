@@ -35,9 +35,9 @@ static inline std::string rp_state_of(const uct_rc_varuna_ep_t *ep)
     os << "active " << (int)ep->active << " lanes " << (int)ep->lane[0].state
        << "/" << (int)ep->lane[1].state << " err " << ep->lane[0].err_count
        << "/" << ep->lane[1].err_count << " fo " << (int)ep->fo.state
-       << " initiator " << (int)ep->fo.initiator << " attempt "
-       << ep->fo.rp_attempt << " messages waiting " << (int)ep->fo.msgq_count
-       << " listed " << (int)ep->fo.rp_listed;
+       << " initiator " << (int)ep->rp.initiator << " attempt "
+       << ep->rp.attempt << " messages waiting " << (int)ep->ctrl.msgq_count
+       << " listed " << (int)ep->rp.listed;
     return os.str();
 }
 
@@ -1267,7 +1267,7 @@ protected:
 
         do {
             credits = uct_rc_txqp_available(&ep->super.txqp);
-            ctrl    = ep->fo.ctrl_inflight[0] + ep->fo.ctrl_inflight[1];
+            ctrl    = ep->ctrl.inflight[0] + ep->ctrl.inflight[1];
             ep_ok   = (credits + (int)op_wrs(e)) ==
                       (int)iface->config.tx_max_wr;
             cq_ok   = (iface->super.tx.cq_available + (int)op_wrs(e) +
@@ -1393,8 +1393,8 @@ protected:
                                 m_sib_qp_created;
         int64_t sib_connected = m_softib.counter(NULL, "qp_connected") -
                                 m_sib_qp_connected;
-        int64_t rp_attempts   = vep(m_s)->fo.rp_attempt +
-                                vep(m_r)->fo.rp_attempt;
+        int64_t rp_attempts   = vep(m_s)->rp.attempt +
+                                vep(m_r)->rp.attempt;
         if (sib_created != 0) {
             problem(G4_NO_REBUILD, "softib counted " +
                     ucs::to_string(sib_created) + " QPs created");

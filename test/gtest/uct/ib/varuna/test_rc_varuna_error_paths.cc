@@ -103,7 +103,7 @@ protected:
             progress();
         }
         EXPECT_EQ(UCT_RC_VARUNA_LANE_STANDBY, vep(init)->lane[0].state);
-        EXPECT_GT(vep(init)->fo.msgq_count, 0) << "the DONE went out";
+        EXPECT_GT(vep(init)->ctrl.msgq_count, 0) << "the DONE went out";
         return rule;
     }
 
@@ -359,7 +359,7 @@ UCS_TEST_P(test_rc_varuna_error_paths, done_waits_then_failover)
     port p1;
 
     setup_pair(NUM_OPS);
-    init = vep(m_s)->fo.initiator ? m_s : m_r;
+    init = vep(m_s)->rp.initiator ? m_s : m_r;
     peer = (init == m_s) ? m_r : m_s;
     p1   = side_port(init, 1);
 
@@ -368,7 +368,7 @@ UCS_TEST_P(test_rc_varuna_error_paths, done_waits_then_failover)
     rule = heal_with_done_waiting(init, peer, deadline);
     ASSERT_FALSE(HasFailure());
     short_progress_loop(20);
-    ASSERT_GT(vep(init)->fo.msgq_count, 0) << "the DONE went out";
+    ASSERT_GT(vep(init)->ctrl.msgq_count, 0) << "the DONE went out";
     ASSERT_NE(UCT_RC_VARUNA_LANE_STANDBY, vep(peer)->lane[0].state);
 
     /* now the active lane fails */
@@ -398,7 +398,7 @@ UCS_TEST_P(test_rc_varuna_error_paths, done_lost_then_failover)
     port p1;
 
     setup_pair(NUM_OPS);
-    init = vep(m_s)->fo.initiator ? m_s : m_r;
+    init = vep(m_s)->rp.initiator ? m_s : m_r;
     peer = (init == m_s) ? m_r : m_s;
     p1   = side_port(init, 1);
 
@@ -418,10 +418,10 @@ UCS_TEST_P(test_rc_varuna_error_paths, done_lost_then_failover)
     drop.count   = SOFTIB_FOREVER;
     m_softib.rule(drop);
     m_softib.rule_del(rule);
-    while ((vep(init)->fo.msgq_count > 0) && (ucs_get_time() < deadline)) {
+    while ((vep(init)->ctrl.msgq_count > 0) && (ucs_get_time() < deadline)) {
         progress();
     }
-    ASSERT_EQ(0, vep(init)->fo.msgq_count) << "the DONE was not posted";
+    ASSERT_EQ(0, vep(init)->ctrl.msgq_count) << "the DONE was not posted";
     short_progress_loop(20);
     ASSERT_EQ(UCT_RC_VARUNA_LANE_RECONNECTING, vep(peer)->lane[0].state)
             << "the DONE arrived";
