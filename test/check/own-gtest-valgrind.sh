@@ -31,7 +31,11 @@ command -v valgrind >/dev/null || {
 
 fo=rc_varuna/test_rc_varuna_failover
 ep=rc_varuna/test_rc_varuna_error_paths
-export GTEST_FILTER=${VALGRIND_FILTER:-$fo.both_paths_down/*:$fo.fail_lane_hook/*:$fo.fadd/0:$fo.am_bcopy/0:$fo.mixed/0:$fo.counters_in_vfs/0:$ep.*/0}
+# done_lost_then_failover is left out: it needs the peer to see nothing
+# of a lane whose traffic is dropped for a few milliseconds, and under
+# valgrind the peer's own retries on that lane run out first (1 run in 3);
+# ASan runs it (own-gtest-asan.sh)
+export GTEST_FILTER=${VALGRIND_FILTER:-$fo.both_paths_down/*:$fo.fail_lane_hook/*:$fo.fadd/0:$fo.am_bcopy/0:$fo.mixed/0:$fo.counters_in_vfs/0:$ep.*/0:-$ep.done_lost_then_failover/*}
 export RC_VARUNA_FI_STEP=${RC_VARUNA_FI_STEP:-3}
 export GTEST_TIMEOUT=${GTEST_TIMEOUT:-1500}
 export UCX_HANDLE_ERRORS=none
