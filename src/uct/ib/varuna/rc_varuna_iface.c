@@ -646,8 +646,9 @@ static unsigned uct_rc_varuna_iface_progress(void *arg)
         count    += sb_tx;
     }
 
-    /* port events, failovers under way, the watchdog, re-protection; what
-     * they complete is counted where it completes (the polls above) */
+    /* port events, failovers under way, the watchdog, re-protection. Not
+     * counted: a worker in wakeup mode does not sleep while any of them
+     * is under way (uct_rc_varuna_iface_has_work makes event_arm refuse) */
     if (ucs_unlikely(!ucs_list_is_empty(&iface->fo.active) ||
                      (iface->fo.port_events !=
                       uct_rc_varuna_iface_md(iface)->port_events) ||

@@ -470,12 +470,18 @@ static ucs_status_t uct_rc_varuna_rkey_unpack(uct_component_t *component,
  * late LAST_WQE_REACHED of a QP that re-protection reset.
  * ------------------------------------------------------------------------ */
 
-static uint64_t uct_rc_varuna_md_lwr_key(uct_rc_varuna_md_t *md,
-                                         unsigned side, uint32_t qp_num)
+/* The device a lane's side is on, as an index of md->events: the standby
+ * side is the primary device when the standby is a port of it */
+static unsigned uct_rc_varuna_md_events_index(uct_rc_varuna_md_t *md,
+                                              unsigned side)
 {
-    unsigned index = ((side == UCT_RC_VARUNA_SIDE_STANDBY) &&
-                      (md->standby_md != NULL)) ? 1 : 0;
+    return ((side == UCT_RC_VARUNA_SIDE_STANDBY) &&
+            (md->standby_md != NULL)) ? 1 : 0;
+}
 
+/* QP numbers are unique per device only */
+static uint64_t uct_rc_varuna_md_lwr_key(unsigned index, uint32_t qp_num)
+{
     return ((uint64_t)index << 32) | qp_num;
 }
 
@@ -503,7 +509,7 @@ static uct_rc_varuna_lwr_t *uct_rc_varuna_md_lwr_get(uct_rc_varuna_md_t *md,
 static int uct_rc_varuna_md_last_wqe_skipped(uct_rc_varuna_md_t *md,
                                              unsigned index, uint32_t qp_num)
 {
-    uint64_t key = ((uint64_t)index << 32) | qp_num;
+    uint64_t key = uct_rc_varuna_md_lwr_key(index, qp_num);
     uct_rc_varuna_lwr_t *lwr;
     int skipped  = 0;
 
@@ -520,7 +526,7 @@ static int uct_rc_varuna_md_last_wqe_skipped(uct_rc_varuna_md_t *md,
 static void uct_rc_varuna_md_last_wqe_add(uct_rc_varuna_md_t *md,
                                           unsigned index, uint32_t qp_num)
 {
-    uint64_t key = ((uint64_t)index << 32) | qp_num;
+    uint64_t key = uct_rc_varuna_md_lwr_key(index, qp_num);
     uct_rc_varuna_lwr_t *lwr;
 
     ucs_spin_lock(&md->lwr_lock);
@@ -534,7 +540,8 @@ static void uct_rc_varuna_md_last_wqe_add(uct_rc_varuna_md_t *md,
 uint32_t uct_rc_varuna_md_last_wqe_count(uct_rc_varuna_md_t *md, unsigned side,
                                          uint32_t qp_num)
 {
-    uint64_t key   = uct_rc_varuna_md_lwr_key(md, side, qp_num);
+    unsigned index = uct_rc_varuna_md_events_index(md, side);
+    uint64_t key   = uct_rc_varuna_md_lwr_key(index, qp_num);
     uint32_t count = 0;
     khiter_t iter;
 
@@ -552,10 +559,11 @@ uint32_t uct_rc_varuna_md_last_wqe_count(uct_rc_varuna_md_t *md, unsigned side,
 void uct_rc_varuna_md_last_wqe_skip(uct_rc_varuna_md_t *md, unsigned side,
                                     uint32_t qp_num, uint32_t count)
 {
+    unsigned index = uct_rc_varuna_md_events_index(md, side);
     uct_rc_varuna_lwr_t *lwr;
 
     ucs_spin_lock(&md->lwr_lock);
-    lwr = uct_rc_varuna_md_lwr_get(md, uct_rc_varuna_md_lwr_key(md, side,
+    lwr = uct_rc_varuna_md_lwr_get(md, uct_rc_varuna_md_lwr_key(index,
                                                                 qp_num));
     if (lwr != NULL) {
         lwr->skip += count;
@@ -566,7 +574,8 @@ void uct_rc_varuna_md_last_wqe_skip(uct_rc_varuna_md_t *md, unsigned side,
 void uct_rc_varuna_md_last_wqe_forget(uct_rc_varuna_md_t *md, unsigned side,
                                       uint32_t qp_num)
 {
-    uint64_t key = uct_rc_varuna_md_lwr_key(md, side, qp_num);
+    unsigned index = uct_rc_varuna_md_events_index(md, side);
+    uint64_t key   = uct_rc_varuna_md_lwr_key(index, qp_num);
     khiter_t iter;
 
     ucs_spin_lock(&md->lwr_lock);
@@ -645,9 +654,9 @@ static ucs_status_t uct_rc_varuna_md_watch_device(uct_rc_varuna_md_t *md,
     status         = uct_ib_device_async_event_watch(dev, &watcher);
     if (status == UCS_ERR_UNSUPPORTED) {
         /* the user turned the device's async events off */
-        ucs_warn("rc_varuna: %s: UCX_IB_ASYNC_EVENTS=n: a port going down is "
-                 "found by failed completions only, and a port coming back "
-                 "is not seen (no re-protection)", uct_ib_device_name(dev));
+        ucs_warn("rc_varuna: %s: UCX_IB_ASYNC_EVENTS=n: port events are not "
+                 "seen, a failure is found by failed completions and the "
+                 "watchdog only", uct_ib_device_name(dev));
         return UCS_OK;
     } else if (status != UCS_OK) {
         ucs_error("rc_varuna: cannot watch the async events of %s: %s",
@@ -675,8 +684,7 @@ static void uct_rc_varuna_md_unwatch_devices(uct_rc_varuna_md_t *md)
 int uct_rc_varuna_md_port_down(uct_rc_varuna_md_t *md, unsigned side,
                                uint8_t port_num)
 {
-    unsigned index = ((side == UCT_RC_VARUNA_SIDE_STANDBY) &&
-                      (md->standby_md != NULL)) ? 1 : 0;
+    unsigned index = uct_rc_varuna_md_events_index(md, side);
 
     return (port_num <= UCT_IB_DEV_MAX_PORTS) &&
            md->events[index].port_down[port_num];
