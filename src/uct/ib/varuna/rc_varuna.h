@@ -347,11 +347,13 @@ typedef enum {
 } uct_rc_varuna_op_type_t;
 
 
-/* A gather entry that is valid on both devices */
+/* A gather entry of the caller's memory: its handle gives the keys of both
+ * devices, and the buffer back to the caller if the operation is handed
+ * back (uct_ep_outstanding_purge) */
 typedef struct uct_rc_varuna_sge {
     uint64_t                addr;
     uint32_t                length;
-    uint32_t                lkey[UCT_RC_VARUNA_NUM_SIDES];
+    uct_rc_varuna_memh_t    *memh;
 } uct_rc_varuna_sge_t;
 
 
@@ -541,6 +543,16 @@ typedef struct uct_rc_varuna_report {
 } uct_rc_varuna_report_t;
 
 
+/* Who completes the operations a dead endpoint had in flight */
+typedef enum {
+    UCT_RC_VARUNA_OWNER_TRANSPORT,    /* we do, with the failure's status
+                                         (as rc_verbs) */
+    UCT_RC_VARUNA_OWNER_IN_HANDLER,   /* the error handler is deciding */
+    UCT_RC_VARUNA_OWNER_CALLER        /* the handler took them over: kept
+                                         for uct_ep_outstanding_purge */
+} uct_rc_varuna_owner_t;
+
+
 typedef struct uct_rc_varuna_lane {
     struct ibv_qp           *qp;
     uint32_t                init_psn;         /* first PSN, told to the peer */
@@ -666,6 +678,13 @@ typedef struct uct_rc_varuna_ep {
 
     /* the word the peer logs its operations into, here */
     uct_rc_varuna_log_word_t *log;
+
+    /* after both lanes failed: who completes the operations in flight
+     * (rc_varuna_purge.c) */
+    struct {
+        uint8_t             owner;            /* uct_rc_varuna_owner_t */
+        int8_t              status;           /* of the failure */
+    } dead;
 } uct_rc_varuna_ep_t;
 
 
@@ -714,6 +733,9 @@ ucs_status_t uct_rc_varuna_md_standby_port(uct_rc_varuna_md_t *md,
 uct_rc_varuna_ep_t *uct_rc_varuna_iface_lookup_ep(uct_rc_varuna_iface_t *iface,
                                                   unsigned side,
                                                   uint32_t qp_num);
+uct_rc_varuna_ep_t *uct_rc_varuna_iface_find_ep(uct_rc_varuna_iface_t *iface,
+                                                unsigned side,
+                                                uint32_t qp_num);
 ucs_status_t uct_rc_varuna_iface_add_qp(uct_rc_varuna_iface_t *iface,
                                         uct_rc_varuna_ep_t *ep, unsigned side,
                                         uint32_t qp_num);
@@ -723,6 +745,8 @@ void uct_rc_varuna_iface_qp_cleanup(uct_rc_iface_qp_cleanup_ctx_t *rc_ctx);
 void uct_rc_varuna_iface_cleanup_standby_qps(uct_rc_varuna_iface_t *iface);
 void uct_rc_varuna_iface_side_refresh(uct_rc_varuna_iface_t *iface,
                                       unsigned side);
+void uct_rc_varuna_iface_deliver_arrived(uct_rc_varuna_iface_t *iface,
+                                         uct_rc_varuna_ep_t *ep);
 
 
 /* rc_varuna_log.c */
@@ -803,6 +827,11 @@ void uct_rc_varuna_ep_vfs_populate(uct_rc_ep_t *rc_ep);
 void uct_rc_varuna_ep_complete(uct_rc_varuna_ep_t *ep, uint64_t sn);
 void uct_rc_varuna_ep_complete_settled(uct_rc_varuna_ep_t *ep);
 void uct_rc_varuna_ep_purge(uct_rc_varuna_ep_t *ep, ucs_status_t status);
+void uct_rc_varuna_op_complete(uct_rc_varuna_iface_t *iface,
+                               uct_rc_varuna_op_t *op, ucs_status_t status);
+void uct_rc_varuna_ep_fail_later(uct_rc_varuna_ep_t *ep, ucs_status_t status);
+void uct_rc_varuna_ep_fail_cancel(uct_rc_varuna_ep_t *ep);
+void uct_rc_varuna_ep_dead_complete(uct_rc_varuna_ep_t *ep);
 void uct_rc_varuna_ep_handle_failure(uct_rc_varuna_ep_t *ep, unsigned lane,
                                      struct ibv_wc *wc, ucs_status_t status);
 ucs_status_t uct_rc_varuna_ep_pending_add(uct_ep_h tl_ep,
@@ -875,6 +904,18 @@ void uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
                                     uct_rc_varuna_ep_t *ep, ucs_time_t now);
 
 
+/* rc_varuna_purge.c: what a dead endpoint executed, for UCP's failover */
+ucs_status_t uct_rc_varuna_ep_query(uct_ep_h tl_ep, uct_ep_attr_t *ep_attr);
+ucs_status_t uct_rc_varuna_iface_derive_rx_token(uct_iface_h tl_iface,
+                                                 const void *tx_token,
+                                                 size_t tx_token_length,
+                                                 void *rx_token,
+                                                 size_t *rx_token_length_p);
+ucs_status_t
+uct_rc_varuna_ep_outstanding_purge(uct_ep_h tl_ep,
+                                   const uct_ep_outstanding_purge_params_t *params);
+
+
 /* rc_varuna_report.c */
 void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
                              uct_rc_varuna_ep_t *ep);
@@ -888,8 +929,6 @@ void uct_rc_varuna_iface_vfs_refresh(uct_iface_h tl_iface);
 ucs_status_t uct_rc_varuna_ep_fail_lane(uct_ep_h tl_ep);
 
 void uct_rc_varuna_ep_post_refused(uct_rc_varuna_ep_t *ep);
-
-void uct_rc_varuna_ep_refused_cancel(uct_rc_varuna_ep_t *ep);
 
 /* rc_varuna_md.c */
 int uct_rc_varuna_md_port_down(uct_rc_varuna_md_t *md, unsigned side,

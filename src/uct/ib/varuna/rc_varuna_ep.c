@@ -23,9 +23,8 @@
  * Completion
  * ------------------------------------------------------------------------ */
 
-static void uct_rc_varuna_op_complete(uct_rc_varuna_iface_t *iface,
-                                      uct_rc_varuna_op_t *op,
-                                      ucs_status_t status)
+void uct_rc_varuna_op_complete(uct_rc_varuna_iface_t *iface,
+                               uct_rc_varuna_op_t *op, ucs_status_t status)
 {
     switch (op->type) {
     case UCT_RC_VARUNA_OP_GET_BCOPY:
@@ -205,8 +204,14 @@ void uct_rc_varuna_ep_handle_failure(uct_rc_varuna_ep_t *ep, unsigned lane,
              * done */
             uct_rc_varuna_ep_complete(ep, sn - 1);
         }
-        /* this CQE's own work request and CQ entry */
-        uct_rc_varuna_ep_tx_credits_add(ep, 1);
+        /* this CQE's own work request and CQ entry; the request's
+         * operation stays in flight while the error handler owns it, and
+         * so does its credit (see uct_rc_varuna_ep_fail) */
+        if (ucs_unlikely(ep->dead.owner == UCT_RC_VARUNA_OWNER_CALLER)) {
+            ep->fo.parked++;
+        } else {
+            uct_rc_varuna_ep_tx_credits_add(ep, 1);
+        }
         uct_rc_iface_add_cq_credits(&iface->super, 1);
     }
     /* resources came back: what the user left pending (say, a flush after
@@ -225,9 +230,32 @@ void uct_rc_varuna_ep_handle_failure(uct_rc_varuna_ep_t *ep, unsigned lane,
     }
 }
 
-/* Both lanes are lost (or there never was a standby, or the user cancelled
- * everything): complete what is outstanding with the error and report the
- * endpoint to UCX's error path once (DESIGN.md guarantee G5). */
+/* Complete what a dead endpoint has in flight with the failure's status,
+ * unless the error handler took it over or is deciding (the handler itself
+ * may flush the endpoint, with UCT_FLUSH_FLAG_CANCEL, to discard it: then
+ * everything completes before the flush, as if the handler had not been
+ * asked first). */
+void uct_rc_varuna_ep_dead_complete(uct_rc_varuna_ep_t *ep)
+{
+    if ((ep->dead.owner == UCT_RC_VARUNA_OWNER_TRANSPORT) ||
+        (ep->dead.owner == UCT_RC_VARUNA_OWNER_IN_HANDLER)) {
+        ep->dead.owner = UCT_RC_VARUNA_OWNER_TRANSPORT;
+        uct_rc_varuna_ep_purge(ep, (ucs_status_t)ep->dead.status);
+    }
+}
+
+/*
+ * Both lanes are lost (or there never was a standby, or the user cancelled
+ * everything): report the endpoint to UCX's error path once (DESIGN.md
+ * guarantee G5) and complete what is outstanding with the error.
+ *
+ * The handler is asked first, as upstream UCX's transports with
+ * uct_ep_outstanding_purge do: when it returns UCS_INPROGRESS it takes the
+ * operations in flight over (UCP's failover moves them to another lane,
+ * rc_varuna_purge.c) and they are kept, uncompleted, until it purges them
+ * or destroys the endpoint. Any other answer leaves them to us, and they
+ * complete here with the error, as before.
+ */
 void uct_rc_varuna_ep_fail(uct_rc_varuna_ep_t *ep, ucs_status_t ep_status)
 {
     uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
@@ -244,27 +272,86 @@ void uct_rc_varuna_ep_fail(uct_rc_varuna_ep_t *ep, ucs_status_t ep_status)
         }
     }
 
-    uct_rc_varuna_ep_purge(ep, ep_status);
     ucs_arbiter_group_purge(&iface->super.tx.arbiter, &ep->super.arb_group,
                             uct_rc_ep_arbiter_purge_internal_cb, NULL);
     ucs_arbiter_group_schedule(&iface->super.tx.arbiter, &ep->super.arb_group);
 
+    if (ep->dead.owner == UCT_RC_VARUNA_OWNER_TRANSPORT) {
+        ep->dead.status = (int8_t)ep_status;
+    }
     if (ep->super.flags & (UCT_RC_EP_FLAG_ERR_HANDLER_INVOKED |
                            UCT_RC_EP_FLAG_FLUSH_CANCEL)) {
+        uct_rc_varuna_ep_dead_complete(ep);
         return;
     }
 
     ep->super.flags |= UCT_RC_EP_FLAG_ERR_HANDLER_INVOKED;
     uct_rc_fc_restore_wnd(&iface->super, &ep->super.fc);
 
-    status  = uct_iface_handle_ep_err(&iface->super.super.super.super,
-                                      &ep->super.super.super, ep_status);
+    ep->dead.owner = UCT_RC_VARUNA_OWNER_IN_HANDLER;
+    status         = uct_iface_handle_ep_err(&iface->super.super.super.super,
+                                             &ep->super.super.super,
+                                             ep_status);
+    if ((status == UCS_INPROGRESS) &&
+        (ep->dead.owner == UCT_RC_VARUNA_OWNER_IN_HANDLER)) {
+        /* the records stay until the purge: new operations must not take
+         * their place in the ring, so the endpoint has no send credits
+         * (those of flushed requests are parked too, until the purge) */
+        ep->dead.owner  = UCT_RC_VARUNA_OWNER_CALLER;
+        ep->fo.parked  += uct_rc_txqp_available(&ep->super.txqp);
+        uct_rc_txqp_available_set(&ep->super.txqp, 0);
+        ucs_debug("rc_varuna: ep %p: %s; the error handler took over the %"
+                  PRIu64 " operations in flight", ep,
+                  ucs_status_string(ep_status), ep->tx.sn - ep->tx.done_sn);
+        return;
+    }
+
+    uct_rc_varuna_ep_dead_complete(ep);
     log_lvl = uct_base_iface_failure_log_level(&iface->super.super.super,
                                                status, ep_status);
     ucs_log(log_lvl, "rc_varuna: ep %p: %s, no path left to the peer "
             "(qpn 0x%x%s)", ep, ucs_status_string(ep_status),
             ep->lane[0].qp ? ep->lane[0].qp->qp_num : 0,
             uct_rc_varuna_ep_has_standby(ep) ? "" : ", no standby");
+}
+
+static unsigned uct_rc_varuna_ep_fail_progress(void *arg)
+{
+    uct_rc_varuna_ep_t *ep = arg;
+
+    if (ep->fo.state != UCT_RC_VARUNA_FO_DEAD) {
+        uct_rc_varuna_ep_fail(ep, (ucs_status_t)ep->dead.status);
+    }
+    return 1;
+}
+
+static int uct_rc_varuna_ep_fail_progress_of(const ucs_callbackq_elem_t *elem,
+                                             void *arg)
+{
+    return (elem->cb == uct_rc_varuna_ep_fail_progress) &&
+           (elem->arg == arg);
+}
+
+/* The endpoint has lost its last lane, found in a context that must not
+ * call the error handler (inside the user's call that posted an operation,
+ * or a peer's query about the connection): it fails from the progress. */
+void uct_rc_varuna_ep_fail_later(uct_rc_varuna_ep_t *ep, ucs_status_t status)
+{
+    uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
+
+    ep->dead.status = (int8_t)status;
+    ucs_callbackq_add_safe(&iface->super.super.super.worker->super.progress_q,
+                           uct_rc_varuna_ep_fail_progress, ep,
+                           UCS_CALLBACKQ_FLAG_ONESHOT);
+}
+
+/* The endpoint goes away: a failure scheduled for it must not run */
+void uct_rc_varuna_ep_fail_cancel(uct_rc_varuna_ep_t *ep)
+{
+    uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
+
+    ucs_callbackq_remove_if(&iface->super.super.super.worker->super.progress_q,
+                            uct_rc_varuna_ep_fail_progress_of, ep);
 }
 
 /* Pending requests: while a failover holds new operations back, the
@@ -787,6 +874,21 @@ ucs_status_t uct_rc_varuna_ep_flush(uct_ep_h tl_ep, unsigned flags,
         return UCS_OK;
     }
 
+    if (ucs_unlikely(ep->fo.state == UCT_RC_VARUNA_FO_DEAD)) {
+        /* the error handler flushes the endpoint it was told about to
+         * discard it, or the caller gives up what it took over */
+        if (cancel && (ep->dead.owner == UCT_RC_VARUNA_OWNER_CALLER)) {
+            ep->dead.owner = UCT_RC_VARUNA_OWNER_TRANSPORT;
+        }
+        uct_rc_varuna_ep_dead_complete(ep);
+        if (ep->tx.done_sn != ep->tx.sn) {
+            /* taken over: only purge or destroy end it */
+            return (ucs_status_t)ep->dead.status;
+        }
+        UCT_TL_EP_STAT_FLUSH(&ep->super.super);
+        return UCS_OK;
+    }
+
     if (ucs_unlikely(cancel) &&
         !(ep->super.flags & UCT_RC_EP_FLAG_FLUSH_CANCEL)) {
         /* the QPs' flushes complete everything, a flush request included */
@@ -1086,6 +1188,8 @@ UCS_CLASS_INIT_FUNC(uct_rc_varuna_ep_t, const uct_ep_params_t *params)
     memset(&self->peer, 0, sizeof(self->peer));
     memset(&self->peer_log, 0, sizeof(self->peer_log));
     self->log           = NULL;
+    self->dead.owner    = UCT_RC_VARUNA_OWNER_TRANSPORT;
+    self->dead.status   = UCS_OK;
     self->active        = UCT_RC_VARUNA_SIDE_PRIMARY;
     self->rx.am_seq     = 0;
     ucs_list_head_init(&self->rx.held);
@@ -1150,7 +1254,7 @@ UCS_CLASS_CLEANUP_FUNC(uct_rc_varuna_ep_t)
     /* gives back held credits; control requests still posted hold CQ
      * entries too */
     uct_rc_varuna_ep_failover_cleanup(self, UCT_RC_VARUNA_FO_IDLE);
-    uct_rc_varuna_ep_refused_cancel(self);
+    uct_rc_varuna_ep_fail_cancel(self);
     outstanding = iface->config.tx_max_wr -
                   uct_rc_txqp_available(&self->super.txqp) +
                   self->ctrl.inflight[0] + self->ctrl.inflight[1];

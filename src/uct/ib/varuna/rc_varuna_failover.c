@@ -237,33 +237,6 @@ void uct_rc_varuna_ep_failover(uct_rc_varuna_ep_t *ep, unsigned lane,
     uct_rc_varuna_ep_failover_progress(ep);
 }
 
-static unsigned uct_rc_varuna_ep_refused_progress(void *arg)
-{
-    uct_rc_varuna_ep_t *ep = arg;
-
-    if (ep->fo.state != UCT_RC_VARUNA_FO_DEAD) {
-        uct_rc_varuna_ep_fail(ep, UCS_ERR_IO_ERROR);
-    }
-    return 1;
-}
-
-static int
-uct_rc_varuna_ep_refused_progress_of(const ucs_callbackq_elem_t *elem,
-                                     void *arg)
-{
-    return (elem->cb == uct_rc_varuna_ep_refused_progress) &&
-           (elem->arg == arg);
-}
-
-/* The endpoint goes away: a failure scheduled for it must not run */
-void uct_rc_varuna_ep_refused_cancel(uct_rc_varuna_ep_t *ep)
-{
-    uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
-
-    ucs_callbackq_remove_if(&iface->super.super.super.worker->super.progress_q,
-                            uct_rc_varuna_ep_refused_progress_of, ep);
-}
-
 /*
  * The active lane's QP refused a new operation (uct_rc_varuna_ep_post_op):
  * the lane has failed. The operation is the last one taken, never sent (or
@@ -275,8 +248,6 @@ void uct_rc_varuna_ep_refused_cancel(uct_rc_varuna_ep_t *ep)
  */
 void uct_rc_varuna_ep_post_refused(uct_rc_varuna_ep_t *ep)
 {
-    uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
-
     uct_rc_varuna_ep_failover(ep, ep->active, UCT_RC_VARUNA_CAUSE_REFUSED);
     if (uct_rc_varuna_ep_fo_fencing(ep) ||
         (ep->fo.state == UCT_RC_VARUNA_FO_DEAD)) {
@@ -284,9 +255,7 @@ void uct_rc_varuna_ep_post_refused(uct_rc_varuna_ep_t *ep)
     }
 
     /* failover() fenced the lane */
-    ucs_callbackq_add_safe(&iface->super.super.super.worker->super.progress_q,
-                           uct_rc_varuna_ep_refused_progress, ep,
-                           UCS_CALLBACKQ_FLAG_ONESHOT);
+    uct_rc_varuna_ep_fail_later(ep, UCS_ERR_IO_ERROR);
 }
 
 ucs_status_t uct_rc_varuna_ep_fail_lane(uct_ep_h tl_ep)
@@ -643,10 +612,10 @@ void uct_rc_varuna_ep_failover_noticed(uct_rc_varuna_ep_t *ep)
 void uct_rc_varuna_ep_failover_cleanup(uct_rc_varuna_ep_t *ep,
                                        uct_rc_varuna_fo_state_t state)
 {
-    if (uct_rc_varuna_ep_fo_fencing(ep)) {
-        uct_rc_txqp_available_add(&ep->super.txqp, ep->fo.parked);
-        ep->fo.parked = 0;
-    }
+    /* held back by a failover, or by an error handler that took the
+     * operations over (uct_rc_varuna_ep_fail) */
+    uct_rc_txqp_available_add(&ep->super.txqp, ep->fo.parked);
+    ep->fo.parked = 0;
     if (uct_rc_varuna_ep_fo_fencing(ep) ||
         (ep->fo.state == UCT_RC_VARUNA_FO_REPLAYING)) {
         ucs_list_del(&ep->fo.list);

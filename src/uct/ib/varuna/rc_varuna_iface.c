@@ -156,6 +156,29 @@ uct_rc_varuna_ep_t *uct_rc_varuna_iface_lookup_ep(uct_rc_varuna_iface_t *iface,
            kh_value(&iface->standby_qps, it);
 }
 
+/* The same for a QP number from elsewhere (a peer's token), which may be no
+ * QP of ours: rc/base's table has rows only where it has QPs */
+uct_rc_varuna_ep_t *uct_rc_varuna_iface_find_ep(uct_rc_varuna_iface_t *iface,
+                                                unsigned side,
+                                                uint32_t qp_num)
+{
+    if ((qp_num == 0) || (qp_num >= UCS_BIT(UCT_IB_QPN_ORDER))) {
+        return NULL;
+    }
+    if (side == UCT_RC_VARUNA_SIDE_PRIMARY) {
+        if (iface->super.eps[qp_num >> UCT_RC_QP_TABLE_ORDER] != NULL) {
+            return uct_rc_varuna_iface_lookup_ep(iface, side, qp_num);
+        }
+        if (iface->side[UCT_RC_VARUNA_SIDE_STANDBY].separate) {
+            return NULL;
+        }
+    }
+    /* the standby side's hash, which also has the QPs of a standby port
+     * of the primary device */
+    return uct_rc_varuna_iface_lookup_ep(iface, UCT_RC_VARUNA_SIDE_STANDBY,
+                                         qp_num);
+}
+
 /*
  * The lane of a completion polled from a side's CQ. A standby on another
  * device has CQs of its own, and there the side is the lane: QP numbers of
@@ -488,6 +511,46 @@ static unsigned uct_rc_varuna_iface_poll_rx(uct_rc_varuna_iface_t *iface,
 }
 
 
+/*
+ * Deliver every message of an endpoint that has arrived, before the peer
+ * is told what executed here (uct_rc_varuna_iface_derive_rx_token): what
+ * it sends again on another connection must come after them. The
+ * endpoint's QPs are fenced, so the receive queues hold all there will
+ * be. Messages held for an older one that never came go too, in order:
+ * they executed here, and the peer will not send them again.
+ */
+void uct_rc_varuna_iface_deliver_arrived(uct_rc_varuna_iface_t *iface,
+                                         uct_rc_varuna_ep_t *ep)
+{
+    uct_rc_varuna_rx_held_t *held;
+    unsigned side;
+
+    for (side = 0; side < UCT_RC_VARUNA_NUM_SIDES; side++) {
+        if ((side == UCT_RC_VARUNA_SIDE_PRIMARY) ||
+            iface->side[side].separate) {
+            while (uct_rc_varuna_iface_poll_rx(iface, side) > 0) {
+            }
+        }
+    }
+    uct_rc_varuna_iface_refill(iface, 0);
+
+    if (!ucs_list_is_empty(&ep->rx.held)) {
+        ucs_warn("rc_varuna: ep %p: active messages held for %u, which "
+                 "never came, are delivered without it", ep,
+                 ep->rx.am_seq + 1);
+    }
+    while (!ucs_list_is_empty(&ep->rx.held)) {
+        held = ucs_list_extract_head(&ep->rx.held, uct_rc_varuna_rx_held_t,
+                                     list);
+        ep->rx.am_seq = held->am_seq;
+        uct_rc_varuna_iface_deliver_am(iface, ep, held->hdr, held->length,
+                                       held->desc, held->imm_data,
+                                       held->slid, 0);
+        ucs_mpool_put(held);
+    }
+}
+
+
 /* ------------------------------------------------------------------------
  * Send completions
  * ------------------------------------------------------------------------ */
@@ -712,7 +775,8 @@ static ucs_status_t uct_rc_varuna_iface_query(uct_iface_h tl_iface,
         return status;
     }
 
-    iface_attr->cap.flags         |= UCT_IFACE_FLAG_EP_CHECK;
+    iface_attr->cap.flags         |= UCT_IFACE_FLAG_EP_CHECK |
+                                     UCT_IFACE_FLAG_EP_OUTSTANDING_PURGE;
     iface_attr->cap.put.max_zcopy  = ucs_min(iface_attr->cap.put.max_zcopy,
                                              iface->config.max_zcopy);
     iface_attr->latency.m  += 1e-9;  /* per extra QP, as rc_verbs */
@@ -1468,9 +1532,10 @@ static uct_rc_iface_ops_t uct_rc_varuna_iface_ops = {
         .super = {
             .iface_estimate_perf = uct_rc_varuna_iface_estimate_perf,
             .iface_vfs_refresh   = uct_rc_varuna_iface_vfs_refresh,
-            .ep_query            = (uct_ep_query_func_t)
-                                           ucs_empty_function_return_unsupported,
-            .ep_invalidate       = uct_rc_varuna_ep_invalidate
+            .ep_query              = uct_rc_varuna_ep_query,
+            .ep_invalidate         = uct_rc_varuna_ep_invalidate,
+            .iface_derive_rx_token = uct_rc_varuna_iface_derive_rx_token,
+            .ep_outstanding_purge  = uct_rc_varuna_ep_outstanding_purge
         },
         .create_cq      = uct_ib_verbs_create_cq,
         .arm_cq         = uct_ib_iface_arm_cq,

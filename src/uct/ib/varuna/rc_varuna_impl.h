@@ -190,8 +190,7 @@ uct_rc_varuna_op_add_iov(uct_rc_varuna_op_t *op, const uct_iov_t *iov,
         sge           = &op->sge[op->num_sge++];
         sge->addr     = (uintptr_t)iov[i].buffer;
         sge->length   = (uint32_t)iov[i].length;
-        sge->lkey[0]  = memh->lkey[0];
-        sge->lkey[1]  = memh->lkey[1];
+        sge->memh     = memh;
         total        += iov[i].length;
     }
     return total;
@@ -223,7 +222,7 @@ uct_rc_varuna_op_fill_wr(uct_rc_varuna_iface_t *iface, uct_rc_varuna_ep_t *ep,
         for (i = 0; i < op->num_sge; i++, n++) {
             sge[n].addr   = op->sge[i].addr;
             sge[n].length = op->sge[i].length;
-            sge[n].lkey   = op->sge[i].lkey[lane];
+            sge[n].lkey   = op->sge[i].memh->lkey[lane];
         }
     }
 
