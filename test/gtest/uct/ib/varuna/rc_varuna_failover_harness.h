@@ -126,7 +126,8 @@ public:
 
     test_rc_varuna_fo_base() : m_s(NULL), m_r(NULL), m_rsc(NULL),
                                m_num_ops(0), m_rev_posted(0),
-                               m_ep_errors(0), m_sib_qp_created(0),
+                               m_ep_errors(0), m_err_take_over(false),
+                               m_sib_qp_created(0),
                                m_sib_qp_connected(0), m_fault(-1),
                                m_resent_checked(0) {}
 
@@ -284,7 +285,9 @@ protected:
                 reinterpret_cast<test_rc_varuna_fo_base*>(arg);
 
         ++self->m_ep_errors;
-        return UCS_OK;
+        /* UCS_INPROGRESS: the test takes the endpoint's operations in
+         * flight over (uct_ep_outstanding_purge) */
+        return self->m_err_take_over ? UCS_INPROGRESS : UCS_OK;
     }
 
     /* data: the operation's index, then its payload */
@@ -1442,6 +1445,7 @@ protected:
     std::vector<std::string>        m_problems;
     outcome                         m_found;
     unsigned                        m_ep_errors;
+    bool                            m_err_take_over;
     unsigned long                   m_qp_created[2], m_qp_conn[2];
     int64_t                         m_sib_qp_created, m_sib_qp_connected;
     int                             m_fault;
