@@ -1,0 +1,1072 @@
+/**
+ * Copyright (C) rc_varuna authors 2026. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#ifdef HAVE_CONFIG_H
+#  include "config.h"
+#endif
+
+#include "ucp_failover.h"
+
+#include <ucp/core/ucp_context.h>
+#include <ucp/core/ucp_ep.h>
+#include <ucp/core/ucp_ep.inl>
+#include <ucp/core/ucp_proxy_ep.h>
+#include <ucp/core/ucp_request.h>
+#include <ucp/core/ucp_request.inl>
+#include <ucp/core/ucp_worker.h>
+#include <ucp/core/ucp_worker.inl>
+#include <ucp/wireup/wireup.h>
+#include <ucp/wireup/wireup_ep.h>
+#include <uct/api/v2/uct_v2.h>
+#include <ucs/config/parser.h>
+#include <ucs/debug/log.h>
+#include <ucs/debug/memtrack_int.h>
+#include <ucs/sys/stubs.h>
+#include <ucs/time/time.h>
+#include <ucs/type/spinlock.h>
+
+#include <string.h>
+
+
+/*
+ * UCP lane failover (DESIGN.md section 7).
+ *
+ * A lane's transport endpoint failed for good (for rc_varuna: both of its
+ * paths are dead) while the UCP endpoint has another lane to the same peer,
+ * on the same memory domain (so remote keys, registrations and limits stay
+ * valid: the other port of a dual-port device, or another interface of the
+ * same rc_varuna memory domain). Then:
+ *
+ *   hold     the failed lane's index now leads to a proxy (ucp_proxy_ep_t)
+ *            whose endpoint holds everything: operations answer "no
+ *            resource", pending requests queue here, in order. Every
+ *            request keeps its lane index, so nothing in UCP's protocols
+ *            changes. The failed transport endpoint is kept; the error
+ *            handler returns UCS_INPROGRESS, so the transport keeps its
+ *            operations in flight, uncompleted.
+ *   query    the failed endpoint's TX token goes to the peer over the other
+ *            lane (UCP_AM_ID_FAILOVER); the peer's interface fences its side
+ *            of the connection and derives the RX token, which comes back.
+ *   purge    the transport completes what executed and hands back, in
+ *            posting order, what did not (uct_ep_outstanding_purge).
+ *   replay   what was handed back is posted on the other lane, with its
+ *            original completion; then the proxy forwards to the other
+ *            lane's endpoint and the held requests go, in order; then new
+ *            traffic.
+ *
+ * Nothing is sent twice: the peer answered after its side was fenced, and
+ * the transport either completes an operation or hands it back, never both.
+ * No answer within UCX_UCP_FAILOVER_TIMEOUT, no other lane, or any error:
+ * the endpoint fails as it would without this (ucp_ep_set_failed). The
+ * failed transport endpoint stays until the lanes are destroyed, so that
+ * the peer's own query about the same connection finds it.
+ */
+
+
+/* ------------------------------------------------------------------------
+ * Configuration
+ * ------------------------------------------------------------------------ */
+
+typedef struct {
+    int    enable;
+    double timeout;
+} ucp_failover_config_t;
+
+static ucs_config_field_t ucp_failover_config_table[] = {
+  {"ENABLE", "y",
+   "Move the traffic of a lane whose transport endpoint failed to another\n"
+   "lane to the same peer on the same memory domain, resending only what the\n"
+   "transport says never executed (transports with\n"
+   "UCT_IFACE_FLAG_EP_OUTSTANDING_PURGE, endpoints with peer error handling).\n"
+   "n: the endpoint fails, as without it.",
+   ucs_offsetof(ucp_failover_config_t, enable), UCS_CONFIG_TYPE_BOOL},
+
+  {"TIMEOUT", "2s",
+   "How long a failover waits for the peer's answer; then the endpoint fails.",
+   ucs_offsetof(ucp_failover_config_t, timeout), UCS_CONFIG_TYPE_TIME},
+
+  {NULL}
+};
+
+UCS_CONFIG_DECLARE_TABLE(ucp_failover_config_table, "UCP lane failover",
+                         "UCP_FAILOVER_", ucp_failover_config_t)
+
+UCS_STATIC_INIT {
+    UCS_CONFIG_ADD_TABLE(ucp_failover_config_table, &ucs_config_global_list);
+}
+
+UCS_STATIC_CLEANUP {
+    ucs_list_del(&ucp_failover_config_table_config_entry.list);
+}
+
+/* Read at each failure (rare): a process may change it between two */
+static ucp_failover_config_t ucp_failover_config(void)
+{
+    ucp_failover_config_t config;
+
+    if (ucs_config_parser_fill_opts(&config, ucp_failover_config_table,
+                                    UCS_DEFAULT_ENV_PREFIX, "UCP_FAILOVER_",
+                                    0) != UCS_OK) {
+        ucs_warn("UCP lane failover: bad configuration, disabled");
+        config.enable  = 0;
+        config.timeout = 0;
+    }
+    return config;
+}
+
+
+/* ------------------------------------------------------------------------
+ * State
+ * ------------------------------------------------------------------------ */
+
+typedef enum {
+    UCP_FAILOVER_QUERY,      /* waiting for the peer's RX token */
+    UCP_FAILOVER_REPLAY,     /* posting what the transport handed back */
+    UCP_FAILOVER_FORWARD     /* the lane goes to the other lane's endpoint */
+} ucp_failover_state_t;
+
+/* An operation handed back, with copies of everything it points to */
+typedef struct {
+    ucs_queue_elem_t        queue;
+    uct_ep_op_info_t        info;
+    char                    data[];   /* iov entries, payload, AM header */
+} ucp_failover_op_t;
+
+typedef struct ucp_failover {
+    ucs_list_link_t         list;         /* in ucp_failover_list */
+    ucp_ep_h                ep;
+    ucp_lane_index_t        lane;         /* the failed one */
+    ucp_lane_index_t        sub_lane;     /* where its traffic goes */
+    uint8_t                 state;        /* ucp_failover_state_t */
+    uint8_t                 query_sent;
+    uint8_t                 listed;       /* in ucp_failover_list */
+    uint32_t                seq;
+    ucs_status_t            status;       /* of the failure */
+    uct_ep_h                failed_ep;    /* the failed transport endpoint */
+    uct_ep_h                proxy;        /* at ep->uct_eps[lane] */
+    uct_ep_t                hold_ep;      /* the proxy's endpoint while
+                                             holding */
+    uct_iface_t             hold_iface;
+    ucs_queue_head_t        held;         /* pending requests, in order */
+    ucs_queue_head_t        replay;       /* handed back, in order */
+    uint8_t                 tx_token[UCT_EP_TOKEN_MAX_LENGTH];
+    size_t                  tx_token_length;
+    ucs_time_t              t_failed;
+    ucs_time_t              deadline;
+    unsigned                handed_back;
+    unsigned                replayed;
+    unsigned                held_count;
+    uct_worker_cb_id_t      prog_id;
+} ucp_failover_t;
+
+/* Failovers under way or done, of every worker of the process (there are
+ * few: one per failed lane) */
+static UCS_LIST_HEAD(ucp_failover_list);
+static ucs_spinlock_t ucp_failover_lock;
+static uint32_t ucp_failover_seq;
+
+UCS_STATIC_INIT {
+    ucs_spinlock_init(&ucp_failover_lock, 0);
+}
+
+UCS_STATIC_CLEANUP {
+    ucs_spinlock_destroy(&ucp_failover_lock);
+}
+
+
+/* Wire: the query and its answer, then the token */
+enum {
+    UCP_FAILOVER_MSG_QUERY = 1,
+    UCP_FAILOVER_MSG_REPLY = 2
+};
+
+typedef struct {
+    uint8_t                 type;
+    int8_t                  status;       /* REPLY */
+    uint8_t                 token_length;
+    uint8_t                 reserved;
+    uint32_t                seq;
+    uint64_t                dst_ep_id;    /* the receiver's endpoint */
+    uint64_t                src_ep_id;    /* the sender's, to answer to */
+} UCS_S_PACKED ucp_failover_msg_t;
+
+typedef struct {
+    ucp_failover_msg_t      hdr;
+    uint8_t                 token[UCT_EP_TOKEN_MAX_LENGTH];
+} UCS_S_PACKED ucp_failover_msg_buf_t;
+
+
+static const char *ucp_failover_state_names[] = {
+    [UCP_FAILOVER_QUERY]   = "query",
+    [UCP_FAILOVER_REPLAY]  = "replay",
+    [UCP_FAILOVER_FORWARD] = "forward"
+};
+
+static ucp_failover_t *ucp_failover_of_hold(uct_ep_h hold_ep)
+{
+    return ucs_container_of(hold_ep, ucp_failover_t, hold_ep);
+}
+
+
+/* ------------------------------------------------------------------------
+ * The hold endpoint: what the failed lane's proxy leads to until the replay
+ * is done
+ * ------------------------------------------------------------------------ */
+
+static ssize_t ucp_failover_hold_bcopy(uct_ep_h ep)
+{
+    return UCS_ERR_NO_RESOURCE;
+}
+
+static ucs_status_t ucp_failover_hold_pending_add(uct_ep_h hold_ep,
+                                                  uct_pending_req_t *req,
+                                                  unsigned flags)
+{
+    ucp_failover_t *fo = ucp_failover_of_hold(hold_ep);
+
+    ucs_queue_push(&fo->held, (ucs_queue_elem_t*)req->priv);
+    ucp_worker_flush_ops_count_inc(fo->ep->worker);
+    ++fo->held_count;
+    return UCS_OK;
+}
+
+static void ucp_failover_hold_pending_purge(uct_ep_h hold_ep,
+                                            uct_pending_purge_callback_t cb,
+                                            void *arg)
+{
+    ucp_failover_t *fo = ucp_failover_of_hold(hold_ep);
+    uct_pending_req_t *req;
+
+    ucs_queue_for_each_extract(req, &fo->held, priv, 1) {
+        ucp_worker_flush_ops_count_dec(fo->ep->worker);
+        cb(req, arg);
+    }
+}
+
+static void ucp_failover_replay_purge(ucp_failover_t *fo, ucs_status_t status);
+
+static ucs_status_t ucp_failover_hold_flush(uct_ep_h hold_ep, unsigned flags,
+                                            uct_completion_t *comp)
+{
+    ucp_failover_t *fo = ucp_failover_of_hold(hold_ep);
+
+    if (!(flags & UCT_FLUSH_FLAG_CANCEL)) {
+        /* waits behind what is held */
+        return UCS_ERR_NO_RESOURCE;
+    }
+
+    /* the lane is discarded (ucp_failover_ep_cleanup gave up): what the
+     * failed endpoint still holds, and what it handed back and was not
+     * sent again, completes with the failure's error */
+    ucp_failover_replay_purge(fo, fo->status);
+    return uct_ep_flush(fo->failed_ep, UCT_FLUSH_FLAG_CANCEL, NULL);
+}
+
+static void ucp_failover_unlist(ucp_failover_t *fo)
+{
+    ucs_spin_lock(&ucp_failover_lock);
+    if (fo->listed) {
+        ucs_list_del(&fo->list);
+        fo->listed = 0;
+    }
+    ucs_spin_unlock(&ucp_failover_lock);
+    uct_worker_progress_unregister_safe(fo->ep->worker->uct, &fo->prog_id);
+}
+
+/* The proxy owns the hold endpoint until the replay is done: destroying it
+ * (the lane's destruction, or its discard) ends the failover */
+static void ucp_failover_hold_destroy(uct_ep_h hold_ep)
+{
+    ucp_failover_t *fo = ucp_failover_of_hold(hold_ep);
+
+    ucs_debug("ep %p: failover of lane %u ends", fo->ep, fo->lane);
+    ucp_failover_unlist(fo);
+    ucp_failover_replay_purge(fo, fo->status);
+    ucs_assert(ucs_queue_is_empty(&fo->held));
+    uct_ep_destroy(fo->failed_ep);
+    ucs_free(fo);
+}
+
+static void ucp_failover_hold_init(ucp_failover_t *fo)
+{
+    uct_iface_ops_t *ops = &fo->hold_iface.ops;
+
+    memset(&fo->hold_iface, 0, sizeof(fo->hold_iface));
+    ops->ep_put_short        = (uct_ep_put_short_func_t)
+                               ucs_empty_function_return_no_resource;
+    ops->ep_put_bcopy        = (uct_ep_put_bcopy_func_t)ucp_failover_hold_bcopy;
+    ops->ep_put_zcopy        = (uct_ep_put_zcopy_func_t)
+                               ucs_empty_function_return_no_resource;
+    ops->ep_get_short        = (uct_ep_get_short_func_t)
+                               ucs_empty_function_return_no_resource;
+    ops->ep_get_bcopy        = (uct_ep_get_bcopy_func_t)
+                               ucs_empty_function_return_no_resource;
+    ops->ep_get_zcopy        = (uct_ep_get_zcopy_func_t)
+                               ucs_empty_function_return_no_resource;
+    ops->ep_am_short         = (uct_ep_am_short_func_t)
+                               ucs_empty_function_return_no_resource;
+    ops->ep_am_short_iov     = (uct_ep_am_short_iov_func_t)
+                               ucs_empty_function_return_no_resource;
+    ops->ep_am_bcopy         = (uct_ep_am_bcopy_func_t)ucp_failover_hold_bcopy;
+    ops->ep_am_zcopy         = (uct_ep_am_zcopy_func_t)
+                               ucs_empty_function_return_no_resource;
+    ops->ep_atomic_cswap64   = (uct_ep_atomic_cswap64_func_t)
+                               ucs_empty_function_return_no_resource;
+    ops->ep_atomic_cswap32   = (uct_ep_atomic_cswap32_func_t)
+                               ucs_empty_function_return_no_resource;
+    ops->ep_atomic64_post    = (uct_ep_atomic64_post_func_t)
+                               ucs_empty_function_return_no_resource;
+    ops->ep_atomic32_post    = (uct_ep_atomic32_post_func_t)
+                               ucs_empty_function_return_no_resource;
+    ops->ep_atomic64_fetch   = (uct_ep_atomic64_fetch_func_t)
+                               ucs_empty_function_return_no_resource;
+    ops->ep_atomic32_fetch   = (uct_ep_atomic32_fetch_func_t)
+                               ucs_empty_function_return_no_resource;
+    ops->ep_tag_eager_short  = (uct_ep_tag_eager_short_func_t)
+                               ucs_empty_function_return_no_resource;
+    ops->ep_tag_eager_bcopy  = (uct_ep_tag_eager_bcopy_func_t)
+                               ucp_failover_hold_bcopy;
+    ops->ep_tag_eager_zcopy  = (uct_ep_tag_eager_zcopy_func_t)
+                               ucs_empty_function_return_no_resource;
+    ops->ep_tag_rndv_zcopy   = (uct_ep_tag_rndv_zcopy_func_t)
+                               ucs_empty_function_return_ptr_no_resource;
+    ops->ep_tag_rndv_cancel  = (uct_ep_tag_rndv_cancel_func_t)
+                               ucs_empty_function_return_unsupported;
+    ops->ep_tag_rndv_request = (uct_ep_tag_rndv_request_func_t)
+                               ucs_empty_function_return_no_resource;
+    ops->ep_pending_add      = ucp_failover_hold_pending_add;
+    ops->ep_pending_purge    = ucp_failover_hold_pending_purge;
+    ops->ep_flush            = ucp_failover_hold_flush;
+    ops->ep_fence            = (uct_ep_fence_func_t)
+                               ucs_empty_function_return_success;
+    ops->ep_check            = (uct_ep_check_func_t)
+                               ucs_empty_function_return_success;
+    ops->ep_get_address      = (uct_ep_get_address_func_t)
+                               ucs_empty_function_return_unsupported;
+    ops->ep_connect_to_ep    = (uct_ep_connect_to_ep_func_t)
+                               ucs_empty_function_return_unsupported;
+    ops->ep_destroy          = ucp_failover_hold_destroy;
+    fo->hold_ep.iface        = &fo->hold_iface;
+}
+
+static int ucp_failover_is_holding(uct_ep_h uct_ep)
+{
+    ucp_proxy_ep_t *proxy;
+
+    if (!ucp_proxy_ep_test(uct_ep)) {
+        return 0;
+    }
+    proxy = ucs_derived_of(uct_ep, ucp_proxy_ep_t);
+    return (proxy->uct_ep != NULL) &&
+           (proxy->uct_ep->iface->ops.ep_destroy == ucp_failover_hold_destroy);
+}
+
+
+/* ------------------------------------------------------------------------
+ * Messages
+ * ------------------------------------------------------------------------ */
+
+static size_t ucp_failover_msg_pack(void *dest, void *arg)
+{
+    const ucp_failover_msg_buf_t *msg = arg;
+    size_t length = sizeof(msg->hdr) + msg->hdr.token_length;
+
+    memcpy(dest, msg, length);
+    return length;
+}
+
+/* A lane of the endpoint that can carry a message now: not the failed one,
+ * not one that holds its traffic itself */
+static ucp_lane_index_t ucp_failover_msg_lane(ucp_ep_h ep,
+                                              ucp_lane_index_t avoid)
+{
+    ucp_lane_index_t lane;
+    uct_ep_h uct_ep;
+
+    for (lane = 0; lane < ucp_ep_num_lanes(ep); ++lane) {
+        uct_ep = ep->uct_eps[lane];
+        if ((lane == avoid) || (uct_ep == NULL) ||
+            (ucp_ep_get_rsc_index(ep, lane) == UCP_NULL_RESOURCE) ||
+            ucp_is_uct_ep_failed(uct_ep) || ucp_wireup_ep_test(uct_ep) ||
+            ucp_failover_is_holding(uct_ep)) {
+            continue;
+        }
+        return lane;
+    }
+    return UCP_NULL_LANE;
+}
+
+static ucs_status_t ucp_failover_msg_send(ucp_ep_h ep, ucp_lane_index_t lane,
+                                          ucp_failover_msg_buf_t *msg)
+{
+    ssize_t packed;
+
+    packed = uct_ep_am_bcopy(ep->uct_eps[lane], UCP_AM_ID_FAILOVER,
+                             ucp_failover_msg_pack, msg, 0);
+    return (packed < 0) ? (ucs_status_t)packed : UCS_OK;
+}
+
+/* An answer that found no send resources: sent again from the progress */
+typedef struct {
+    ucp_worker_h            worker;
+    uint64_t                ep_id;
+    ucp_lane_index_t        avoid;
+    ucs_time_t              deadline;
+    uct_worker_cb_id_t      prog_id;
+    ucp_failover_msg_buf_t  msg;
+} ucp_failover_outbox_t;
+
+static unsigned ucp_failover_outbox_progress(void *arg)
+{
+    ucp_failover_outbox_t *box = arg;
+    ucp_worker_h worker        = box->worker;
+    ucs_status_t status        = UCS_ERR_NO_ELEM;
+    ucp_lane_index_t lane;
+    ucp_ep_h ep;
+
+    UCS_ASYNC_BLOCK(&worker->async);
+    if (ucp_worker_get_ep_by_id(worker, box->ep_id, &ep) == UCS_OK) {
+        lane   = ucp_failover_msg_lane(ep, box->avoid);
+        status = (lane == UCP_NULL_LANE) ? UCS_ERR_NO_RESOURCE :
+                 ucp_failover_msg_send(ep, lane, &box->msg);
+    }
+    if ((status == UCS_ERR_NO_RESOURCE) && (ucs_get_time() < box->deadline)) {
+        box->prog_id = UCS_CALLBACKQ_ID_NULL;
+        uct_worker_progress_register_safe(worker->uct,
+                                          ucp_failover_outbox_progress, box,
+                                          UCS_CALLBACKQ_FLAG_ONESHOT,
+                                          &box->prog_id);
+        UCS_ASYNC_UNBLOCK(&worker->async);
+        return 0;
+    }
+    if (status != UCS_OK) {
+        ucs_diag("UCP failover: answer to ep id 0x%" PRIx64 " not sent: %s",
+                 box->msg.hdr.dst_ep_id, ucs_status_string(status));
+    }
+    UCS_ASYNC_UNBLOCK(&worker->async);
+    ucs_free(box);
+    return 1;
+}
+
+
+/* ------------------------------------------------------------------------
+ * The peer's side: derive the RX token, answer
+ * ------------------------------------------------------------------------ */
+
+static void ucp_failover_answer(ucp_worker_h worker,
+                                const ucp_failover_msg_t *query)
+{
+    ucp_failover_msg_buf_t reply;
+    ucp_failover_outbox_t *box;
+    ucp_worker_iface_t *wiface;
+    ucp_lane_index_t lane, dead_lane;
+    ucp_rsc_index_t rsc_index;
+    ucs_status_t status;
+    size_t rx_length;
+    ucp_ep_h ep;
+
+    UCP_WORKER_GET_VALID_EP_BY_ID(&ep, worker, query->dst_ep_id, return,
+                                  "failover query");
+
+    memset(&reply, 0, sizeof(reply));
+    status    = UCS_ERR_NO_ELEM;
+    dead_lane = UCP_NULL_LANE;
+    for (lane = 0; lane < ucp_ep_num_lanes(ep); ++lane) {
+        rsc_index = ucp_ep_get_rsc_index(ep, lane);
+        if (rsc_index == UCP_NULL_RESOURCE) {
+            continue;
+        }
+        wiface = ucp_worker_iface(worker, rsc_index);
+        if (!(wiface->attr.cap.flags & UCT_IFACE_FLAG_EP_OUTSTANDING_PURGE)) {
+            continue;
+        }
+        rx_length = 0;
+        status    = uct_iface_derive_rx_token(wiface->iface, query + 1,
+                                              query->token_length,
+                                              reply.token, &rx_length);
+        if (status == UCS_OK) {
+            dead_lane                = lane;
+            reply.hdr.token_length   = (uint8_t)rx_length;
+            break;
+        }
+    }
+
+    ucs_diag("ep %p: the peer's lane failed; its connection %s: %s", ep,
+             (dead_lane == UCP_NULL_LANE) ? "is not ours" : "fenced here",
+             ucs_status_string(status));
+
+    reply.hdr.type      = UCP_FAILOVER_MSG_REPLY;
+    reply.hdr.status    = (int8_t)status;
+    reply.hdr.seq       = query->seq;
+    reply.hdr.dst_ep_id = query->src_ep_id;
+    reply.hdr.src_ep_id = ucp_ep_local_id(ep);
+
+    lane = ucp_failover_msg_lane(ep, dead_lane);
+    if ((lane != UCP_NULL_LANE) &&
+        (ucp_failover_msg_send(ep, lane, &reply) == UCS_OK)) {
+        return;
+    }
+
+    box = ucs_malloc(sizeof(*box), "ucp_failover_outbox");
+    if (box == NULL) {
+        ucs_error("ep %p: no memory to answer the peer's failover query", ep);
+        return;
+    }
+    box->worker   = worker;
+    box->ep_id    = ucp_ep_local_id(ep);
+    box->avoid    = dead_lane;
+    box->deadline = ucs_get_time() +
+                    ucs_time_from_sec(ucp_failover_config().timeout);
+    box->prog_id  = UCS_CALLBACKQ_ID_NULL;
+    box->msg      = reply;
+    uct_worker_progress_register_safe(worker->uct,
+                                      ucp_failover_outbox_progress, box,
+                                      UCS_CALLBACKQ_FLAG_ONESHOT,
+                                      &box->prog_id);
+}
+
+
+/* ------------------------------------------------------------------------
+ * Our side: purge, replay, forward
+ * ------------------------------------------------------------------------ */
+
+static ucp_failover_t *ucp_failover_find(ucp_ep_h ep, uint32_t seq)
+{
+    ucp_failover_t *fo, *found = NULL;
+
+    ucs_spin_lock(&ucp_failover_lock);
+    ucs_list_for_each(fo, &ucp_failover_list, list) {
+        if ((fo->ep == ep) && (fo->seq == seq)) {
+            found = fo;
+            break;
+        }
+    }
+    ucs_spin_unlock(&ucp_failover_lock);
+    return found;
+}
+
+/* The transport hands back an operation that never executed: keep a copy
+ * of it and of everything it points to (valid only in this call) */
+static void ucp_failover_keep_op(const uct_ep_op_info_t *info, void *arg)
+{
+    ucp_failover_t *fo = arg;
+    size_t iov_size    = info->iovcnt * sizeof(uct_iov_t);
+    size_t data_size   = (info->field_mask & UCT_EP_OP_INFO_FIELD_DATA) ?
+                         info->data.length : 0;
+    size_t hdr_size    = (info->field_mask & UCT_EP_OP_INFO_FIELD_AM) ?
+                         info->am.header_length : 0;
+    ucp_failover_op_t *op;
+    char *p;
+
+    op = ucs_malloc(sizeof(*op) + iov_size + data_size + hdr_size,
+                    "ucp_failover_op");
+    if (op == NULL) {
+        /* cannot be resent: complete it with the error, as the failure
+         * would have without the failover */
+        ucs_error("ep %p: no memory to keep an operation to resend", fo->ep);
+        if (info->comp != NULL) {
+            ucp_invoke_uct_completion(info->comp, UCS_ERR_NO_MEMORY);
+        }
+        return;
+    }
+
+    op->info = *info;
+    p        = op->data;
+    if (iov_size > 0) {
+        memcpy(p, info->iov, iov_size);
+        op->info.iov = (uct_iov_t*)p;
+        p           += iov_size;
+    }
+    if (data_size > 0) {
+        memcpy(p, info->data.buffer, data_size);
+        op->info.data.buffer = p;
+        p                   += data_size;
+    }
+    if (hdr_size > 0) {
+        memcpy(p, info->am.header, hdr_size);
+        op->info.am.header = p;
+    }
+    ucs_queue_push(&fo->replay, &op->queue);
+    ++fo->handed_back;
+}
+
+static size_t ucp_failover_op_pack(void *dest, void *arg)
+{
+    const ucp_failover_op_t *op = arg;
+
+    memcpy(dest, op->info.data.buffer, op->info.data.length);
+    return op->info.data.length;
+}
+
+static ucs_status_t ucp_failover_bcopy_status(ssize_t packed)
+{
+    return (packed < 0) ? (ucs_status_t)packed : UCS_OK;
+}
+
+/* Post one handed-back operation on the other lane's endpoint */
+static ucs_status_t ucp_failover_op_post(uct_ep_h uct_ep,
+                                         ucp_failover_op_t *op)
+{
+    uct_ep_op_info_t *i = &op->info;
+
+    switch (i->operation) {
+    case UCT_EP_OP_PUT_SHORT:
+        return uct_ep_put_short(uct_ep, i->data.buffer, i->data.length,
+                                i->rma.remote_addr, i->rma.rkey);
+    case UCT_EP_OP_PUT_BCOPY:
+        return ucp_failover_bcopy_status(
+                uct_ep_put_bcopy(uct_ep, ucp_failover_op_pack, op,
+                                 i->rma.remote_addr, i->rma.rkey));
+    case UCT_EP_OP_PUT_ZCOPY:
+        return uct_ep_put_zcopy(uct_ep, i->iov, i->iovcnt, i->rma.remote_addr,
+                                i->rma.rkey, i->comp);
+    case UCT_EP_OP_GET_BCOPY:
+        return uct_ep_get_bcopy(uct_ep, i->get_bcopy.unpack_cb,
+                                i->get_bcopy.arg, i->get_bcopy.length,
+                                i->rma.remote_addr, i->rma.rkey, i->comp);
+    case UCT_EP_OP_GET_ZCOPY:
+        return uct_ep_get_zcopy(uct_ep, i->iov, i->iovcnt, i->rma.remote_addr,
+                                i->rma.rkey, i->comp);
+    case UCT_EP_OP_AM_BCOPY:
+        return ucp_failover_bcopy_status(
+                uct_ep_am_bcopy(uct_ep, i->am.id, ucp_failover_op_pack, op,
+                                i->flags));
+    case UCT_EP_OP_AM_ZCOPY:
+        return uct_ep_am_zcopy(uct_ep, i->am.id, i->am.header,
+                               i->am.header_length, i->iov, i->iovcnt,
+                               i->flags, i->comp);
+    case UCT_EP_OP_ATOMIC_POST:
+        return (i->atomic.size == sizeof(uint64_t)) ?
+               uct_ep_atomic64_post(uct_ep, i->atomic.op, i->atomic.value,
+                                    i->rma.remote_addr, i->rma.rkey) :
+               uct_ep_atomic32_post(uct_ep, i->atomic.op,
+                                    (uint32_t)i->atomic.value,
+                                    i->rma.remote_addr, i->rma.rkey);
+    case UCT_EP_OP_ATOMIC_FETCH:
+        if (i->atomic.size != sizeof(uint64_t)) {
+            return (i->atomic.op == UCT_ATOMIC_OP_CSWAP) ?
+                   uct_ep_atomic_cswap32(uct_ep, (uint32_t)i->atomic.compare,
+                                         (uint32_t)i->atomic.value,
+                                         i->rma.remote_addr, i->rma.rkey,
+                                         i->atomic.result, i->comp) :
+                   uct_ep_atomic32_fetch(uct_ep, i->atomic.op,
+                                         (uint32_t)i->atomic.value,
+                                         i->atomic.result, i->rma.remote_addr,
+                                         i->rma.rkey, i->comp);
+        }
+        return (i->atomic.op == UCT_ATOMIC_OP_CSWAP) ?
+               uct_ep_atomic_cswap64(uct_ep, i->atomic.compare,
+                                     i->atomic.value, i->rma.remote_addr,
+                                     i->rma.rkey, i->atomic.result, i->comp) :
+               uct_ep_atomic64_fetch(uct_ep, i->atomic.op, i->atomic.value,
+                                     i->atomic.result, i->rma.remote_addr,
+                                     i->rma.rkey, i->comp);
+    case UCT_EP_OP_FLUSH:
+        return uct_ep_flush(uct_ep, i->flags, i->comp);
+    default:
+        ucs_error("UCP failover: cannot resend operation %d", i->operation);
+        return UCS_ERR_UNSUPPORTED;
+    }
+}
+
+/* Post what was handed back, in order, as far as resources go */
+static ucs_status_t ucp_failover_replay(ucp_failover_t *fo)
+{
+    uct_ep_h uct_ep = fo->ep->uct_eps[fo->sub_lane];
+    ucp_failover_op_t *op;
+    ucs_status_t status;
+
+    while (!ucs_queue_is_empty(&fo->replay)) {
+        op     = ucs_queue_head_elem_non_empty(&fo->replay, ucp_failover_op_t,
+                                               queue);
+        status = ucp_failover_op_post(uct_ep, op);
+        if (status == UCS_ERR_NO_RESOURCE) {
+            return status;
+        }
+        if (UCS_STATUS_IS_ERR(status)) {
+            return status;
+        }
+
+        ucs_queue_pull_non_empty(&fo->replay);
+        if ((status == UCS_OK) && (op->info.comp != NULL)) {
+            /* done at once: the completion is ours to call */
+            ucp_invoke_uct_completion(op->info.comp, UCS_OK);
+        }
+        ucs_free(op);
+        ++fo->replayed;
+    }
+    return UCS_OK;
+}
+
+/* Complete what was handed back and not posted with an error: the failover
+ * gives up */
+static void ucp_failover_replay_purge(ucp_failover_t *fo, ucs_status_t status)
+{
+    ucp_failover_op_t *op;
+
+    ucs_queue_for_each_extract(op, &fo->replay, queue, 1) {
+        if (op->info.comp != NULL) {
+            ucp_invoke_uct_completion(op->info.comp, status);
+        }
+        ucs_free(op);
+    }
+}
+
+static void ucp_failover_report(ucp_failover_t *fo)
+{
+    ucp_ep_h ep = fo->ep;
+
+    ucs_info("ep %p: lane %u (%s) failed (%s); its traffic moved to lane %u "
+             "(%s): %u operations resent (handed back by the transport as "
+             "never executed), %u requests held meanwhile; traffic flowing "
+             "again %.1f us after the failure", ep, fo->lane,
+             ucp_ep_get_tl_rsc(ep, fo->lane)->dev_name,
+             ucs_status_string(fo->status), fo->sub_lane,
+             ucp_ep_get_tl_rsc(ep, fo->sub_lane)->dev_name, fo->replayed,
+             fo->held_count,
+             ucs_time_to_usec(ucs_get_time() - fo->t_failed));
+}
+
+/* Everything handed back is posted: the lane goes to the other lane's
+ * endpoint, and the requests held meanwhile go there, in order */
+static void ucp_failover_forward(ucp_failover_t *fo)
+{
+    ucp_ep_h ep      = fo->ep;
+    ucp_worker_h wkr = ep->worker;
+    ucs_queue_head_t held;
+    uct_pending_req_t *req;
+
+    fo->state = UCP_FAILOVER_FORWARD;
+    /* the proxy stops owning the hold endpoint: the failover stays listed,
+     * with the failed endpoint, until the lane is destroyed */
+    ucp_proxy_ep_set_uct_ep(ucs_derived_of(fo->proxy, ucp_proxy_ep_t),
+                            ep->uct_eps[fo->sub_lane], 0,
+                            ucp_ep_get_rsc_index(ep, fo->sub_lane));
+
+    ucs_queue_head_init(&held);
+    ucs_queue_for_each_extract(req, &fo->held, priv, 1) {
+        ucp_worker_flush_ops_count_dec(wkr);
+        ucs_queue_push(&held, (ucs_queue_elem_t*)req->priv);
+    }
+    ucp_failover_report(fo);
+    uct_worker_progress_unregister_safe(wkr->uct, &fo->prog_id);
+    ucp_wireup_replay_pending_requests(ep, &held);
+}
+
+/* The failover cannot finish: the endpoint fails as without it. The
+ * cleanup (ucp_failover_ep_cleanup) frees fo. */
+static void ucp_failover_abort(ucp_failover_t *fo, ucs_status_t status)
+{
+    ucs_diag("ep %p: failover of lane %u gives up in state %s: %s", fo->ep,
+             fo->lane, ucp_failover_state_names[fo->state],
+             ucs_status_string(status));
+    ucp_ep_set_failed(fo->ep, fo->lane, fo->status);
+}
+
+static ucs_status_t ucp_failover_send_query(ucp_failover_t *fo)
+{
+    ucp_failover_msg_buf_t query;
+    ucp_lane_index_t lane;
+
+    memset(&query, 0, sizeof(query));
+    query.hdr.type         = UCP_FAILOVER_MSG_QUERY;
+    query.hdr.token_length = (uint8_t)fo->tx_token_length;
+    query.hdr.seq          = fo->seq;
+    query.hdr.dst_ep_id    = ucp_ep_remote_id(fo->ep);
+    query.hdr.src_ep_id    = ucp_ep_local_id(fo->ep);
+    memcpy(query.token, fo->tx_token, fo->tx_token_length);
+
+    lane = fo->sub_lane;
+    if ((fo->ep->uct_eps[lane] == NULL) ||
+        ucp_is_uct_ep_failed(fo->ep->uct_eps[lane])) {
+        return UCS_ERR_UNREACHABLE;
+    }
+    return ucp_failover_msg_send(fo->ep, lane, &query);
+}
+
+static unsigned ucp_failover_progress(void *arg)
+{
+    ucp_failover_t *fo  = arg;
+    ucp_worker_h worker = fo->ep->worker;
+    ucs_status_t status;
+
+    UCS_ASYNC_BLOCK(&worker->async);
+    switch (fo->state) {
+    case UCP_FAILOVER_QUERY:
+        if (!fo->query_sent) {
+            status = ucp_failover_send_query(fo);
+            if (status == UCS_OK) {
+                fo->query_sent = 1;
+            } else if (status != UCS_ERR_NO_RESOURCE) {
+                ucp_failover_abort(fo, status);
+                break;
+            }
+        }
+        if (ucs_get_time() > fo->deadline) {
+            ucp_failover_abort(fo, UCS_ERR_ENDPOINT_TIMEOUT);
+        }
+        break;
+    case UCP_FAILOVER_REPLAY:
+        status = ucp_failover_replay(fo);
+        if (status == UCS_OK) {
+            ucp_failover_forward(fo);
+        } else if (status != UCS_ERR_NO_RESOURCE) {
+            ucp_failover_abort(fo, status);
+        }
+        break;
+    default:
+        break;
+    }
+    UCS_ASYNC_UNBLOCK(&worker->async);
+    return 0;
+}
+
+/* The peer's RX token: purge the failed endpoint, then replay from the
+ * progress */
+static void ucp_failover_replied(ucp_worker_h worker,
+                                 const ucp_failover_msg_t *reply)
+{
+    uct_ep_outstanding_purge_params_t params;
+    ucp_failover_t *fo;
+    ucs_status_t status;
+    ucp_ep_h ep;
+
+    UCP_WORKER_GET_VALID_EP_BY_ID(&ep, worker, reply->dst_ep_id, return,
+                                  "failover reply");
+    fo = ucp_failover_find(ep, reply->seq);
+    if ((fo == NULL) || (fo->state != UCP_FAILOVER_QUERY)) {
+        return; /* late: the failover gave up */
+    }
+
+    if (reply->status != UCS_OK) {
+        /* the peer could not fence: nothing can be decided, and nothing
+         * may be resent; the progress fails the endpoint */
+        ucs_diag("ep %p: the peer could not answer for lane %u: %s", ep,
+                 fo->lane, ucs_status_string((ucs_status_t)reply->status));
+        fo->deadline = 0;
+        return;
+    }
+
+    params.field_mask      = UCT_EP_OUTSTANDING_FIELD_RX_TOKEN |
+                             UCT_EP_OUTSTANDING_FIELD_CB |
+                             UCT_EP_OUTSTANDING_FIELD_ARG;
+    params.rx_token        = reply + 1;
+    params.rx_token_length = reply->token_length;
+    params.cb              = ucp_failover_keep_op;
+    params.arg             = fo;
+    status = uct_ep_outstanding_purge(fo->failed_ep, &params);
+    if (status != UCS_OK) {
+        ucs_diag("ep %p: purge of lane %u failed: %s", ep, fo->lane,
+                 ucs_status_string(status));
+        fo->deadline = 0;
+        return;
+    }
+    fo->state = UCP_FAILOVER_REPLAY;
+}
+
+static ucs_status_t ucp_failover_am_handler(void *arg, void *data,
+                                            size_t length, unsigned flags)
+{
+    ucp_worker_h worker          = arg;
+    const ucp_failover_msg_t *msg = data;
+
+    if ((length < sizeof(*msg)) ||
+        (length < sizeof(*msg) + msg->token_length)) {
+        ucs_error("UCP failover: message of %zu bytes dropped", length);
+        return UCS_OK;
+    }
+
+    UCS_ASYNC_BLOCK(&worker->async);
+    if (msg->type == UCP_FAILOVER_MSG_QUERY) {
+        ucp_failover_answer(worker, msg);
+    } else if (msg->type == UCP_FAILOVER_MSG_REPLY) {
+        ucp_failover_replied(worker, msg);
+    }
+    UCS_ASYNC_UNBLOCK(&worker->async);
+    return UCS_OK;
+}
+
+static void ucp_failover_am_dump(ucp_worker_h worker,
+                                 uct_am_trace_type_t type, uint8_t id,
+                                 const void *data, size_t length,
+                                 char *buffer, size_t max)
+{
+    const ucp_failover_msg_t *msg = data;
+
+    snprintf(buffer, max, "FAILOVER %s seq %u ep 0x%" PRIx64 " token %u",
+             (msg->type == UCP_FAILOVER_MSG_QUERY) ? "QUERY" : "REPLY",
+             msg->seq, msg->dst_ep_id, msg->token_length);
+}
+
+UCP_DEFINE_AM(UINT64_MAX, UCP_AM_ID_FAILOVER, ucp_failover_am_handler,
+              ucp_failover_am_dump, 0);
+
+
+/* ------------------------------------------------------------------------
+ * Start and end
+ * ------------------------------------------------------------------------ */
+
+/* Another lane to the same peer on the same memory domain and transport,
+ * whose endpoint works */
+static ucp_lane_index_t ucp_failover_substitute(ucp_ep_h ep,
+                                                ucp_lane_index_t failed)
+{
+    ucp_context_h context = ep->worker->context;
+    ucp_rsc_index_t f_rsc = ucp_ep_get_rsc_index(ep, failed);
+    ucp_rsc_index_t rsc;
+    ucp_lane_index_t lane;
+    uct_ep_h uct_ep;
+
+    for (lane = 0; lane < ucp_ep_num_lanes(ep); ++lane) {
+        uct_ep = ep->uct_eps[lane];
+        rsc    = ucp_ep_get_rsc_index(ep, lane);
+        if ((lane == failed) || (uct_ep == NULL) ||
+            (rsc == UCP_NULL_RESOURCE) || (rsc == f_rsc) ||
+            ucp_is_uct_ep_failed(uct_ep) || ucp_wireup_ep_test(uct_ep) ||
+            ucp_proxy_ep_test(uct_ep)) {
+            continue;
+        }
+        if ((context->tl_rscs[rsc].md_index ==
+             context->tl_rscs[f_rsc].md_index) &&
+            !strcmp(context->tl_rscs[rsc].tl_rsc.tl_name,
+                    context->tl_rscs[f_rsc].tl_rsc.tl_name)) {
+            return lane;
+        }
+    }
+    return UCP_NULL_LANE;
+}
+
+static void ucp_failover_hold_enqueue_cb(uct_pending_req_t *req, void *arg)
+{
+    ucp_failover_hold_pending_add(&((ucp_failover_t*)arg)->hold_ep, req, 0);
+}
+
+ucs_status_t ucp_failover_lane_failed(ucp_ep_h ep, ucp_lane_index_t lane,
+                                      uct_ep_h uct_ep, ucs_status_t status)
+{
+    static const uct_iface_ops_t forward_ops; /* all forwarded by the proxy */
+    ucp_worker_h worker = ep->worker;
+    ucp_failover_config_t config;
+    ucp_rsc_index_t rsc_index;
+    ucp_lane_index_t sub_lane;
+    ucp_failover_t *fo;
+    uct_ep_attr_t attr;
+    ucs_status_t ret;
+
+    config    = ucp_failover_config();
+    rsc_index = ucp_ep_get_rsc_index(ep, lane);
+    if (!config.enable ||
+        (ucp_ep_config(ep)->key.err_mode != UCP_ERR_HANDLING_MODE_PEER) ||
+        ucp_ep_has_cm_lane(ep) ||
+        (ep->flags & (UCP_EP_FLAG_FAILED | UCP_EP_FLAG_CLOSED)) ||
+        (ep->uct_eps[lane] != uct_ep) || (rsc_index == UCP_NULL_RESOURCE) ||
+        !(ucp_worker_iface(worker, rsc_index)->attr.cap.flags &
+          UCT_IFACE_FLAG_EP_OUTSTANDING_PURGE)) {
+        return status;
+    }
+
+    sub_lane = ucp_failover_substitute(ep, lane);
+    if (sub_lane == UCP_NULL_LANE) {
+        ucs_diag("ep %p: lane %u failed (%s), no other lane to the peer on "
+                 "the same memory domain", ep, lane,
+                 ucs_status_string(status));
+        return status;
+    }
+
+    fo = ucs_calloc(1, sizeof(*fo), "ucp_failover");
+    if (fo == NULL) {
+        return status;
+    }
+
+    memset(&attr, 0, sizeof(attr));
+    attr.field_mask      = UCT_EP_ATTR_FIELD_TX_TOKEN;
+    attr.tx_token        = fo->tx_token;
+    attr.tx_token_length = sizeof(fo->tx_token);
+    ret = uct_ep_query(uct_ep, &attr);
+    if (ret != UCS_OK) {
+        ucs_diag("ep %p: lane %u has no TX token: %s", ep, lane,
+                 ucs_status_string(ret));
+        ucs_free(fo);
+        return status;
+    }
+
+    ucp_failover_hold_init(fo);
+    ret = UCS_CLASS_NEW(ucp_proxy_ep_t, &fo->proxy, &forward_ops, ep,
+                        &fo->hold_ep, 1);
+    if (ret != UCS_OK) {
+        ucs_free(fo);
+        return status;
+    }
+
+    fo->tx_token_length = attr.tx_token_length;
+    fo->ep              = ep;
+    fo->lane            = lane;
+    fo->sub_lane        = sub_lane;
+    fo->state           = UCP_FAILOVER_QUERY;
+    fo->status          = status;
+    fo->failed_ep       = uct_ep;
+    fo->t_failed        = ucs_get_time();
+    fo->deadline        = fo->t_failed + ucs_time_from_sec(config.timeout);
+    fo->prog_id         = UCS_CALLBACKQ_ID_NULL;
+    ucs_queue_head_init(&fo->held);
+    ucs_queue_head_init(&fo->replay);
+
+    ucs_spin_lock(&ucp_failover_lock);
+    fo->seq    = ++ucp_failover_seq;
+    fo->listed = 1;
+    ucs_list_add_tail(&ucp_failover_list, &fo->list);
+    ucs_spin_unlock(&ucp_failover_lock);
+
+    /* what waited for the failed endpoint waits here now, first in line */
+    uct_ep_pending_purge(uct_ep, ucp_failover_hold_enqueue_cb, fo);
+    ep->uct_eps[lane] = fo->proxy;
+
+    ucs_diag("ep %p: lane %u (%s) failed (%s): holding its traffic, asking "
+             "the peer over lane %u (%s) what executed", ep, lane,
+             ucp_ep_get_tl_rsc(ep, lane)->dev_name, ucs_status_string(status),
+             sub_lane, ucp_ep_get_tl_rsc(ep, sub_lane)->dev_name);
+    uct_worker_progress_register_safe(worker->uct, ucp_failover_progress, fo,
+                                      0, &fo->prog_id);
+    return UCS_INPROGRESS;
+}
+
+void ucp_failover_ep_cleanup(ucp_ep_h ep)
+{
+    ucp_failover_t *fo, *tmp;
+    UCS_LIST_HEAD(mine);
+
+    ucs_spin_lock(&ucp_failover_lock);
+    ucs_list_for_each_safe(fo, tmp, &ucp_failover_list, list) {
+        if (fo->ep == ep) {
+            ucs_list_del(&fo->list);
+            ucs_list_add_tail(&mine, &fo->list);
+        }
+    }
+    ucs_spin_unlock(&ucp_failover_lock);
+
+    ucs_list_for_each_safe(fo, tmp, &mine, list) {
+        ucs_list_del(&fo->list);
+        fo->listed = 0;
+        uct_worker_progress_unregister_safe(ep->worker->uct, &fo->prog_id);
+        ucs_assert(ep->uct_eps[fo->lane] == fo->proxy);
+        if (fo->state != UCP_FAILOVER_FORWARD) {
+            /* the lane keeps its proxy: the caller purges what it holds,
+             * flushes it (which gives the failed endpoint's operations
+             * back, to complete with the error) and destroys it, with the
+             * failed endpoint (ucp_failover_hold_destroy) */
+            ucs_debug("ep %p: failover of lane %u gives up in state %s", ep,
+                      fo->lane, ucp_failover_state_names[fo->state]);
+            continue;
+        }
+
+        /* moved: the lane gets its failed endpoint back, to be discarded or
+         * destroyed like the others; the proxy forwarded to a lane that is
+         * the caller's */
+        ep->uct_eps[fo->lane] = fo->failed_ep;
+        uct_ep_destroy(fo->proxy);
+        ucs_free(fo);
+    }
+}

@@ -1,0 +1,38 @@
+/**
+ * Copyright (C) rc_varuna authors 2026. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#ifndef UCP_FAILOVER_H_
+#define UCP_FAILOVER_H_
+
+#include <ucp/core/ucp_types.h>
+#include <uct/api/uct.h>
+
+
+/*
+ * UCP lane failover (DESIGN.md section 7): when a lane's transport endpoint
+ * fails for good and the UCP endpoint has another lane to the same peer,
+ * move the failed lane's traffic there, resending only what the failed
+ * transport says never executed (uct_ep_outstanding_purge).
+ */
+
+/*
+ * The transport endpoint of a lane failed. Returns UCS_INPROGRESS when the
+ * failover took it over (the caller returns that to the transport, which
+ * then keeps the operations in flight for the purge), anything else when
+ * the endpoint must fail as before (ucp_ep_set_failed).
+ */
+ucs_status_t ucp_failover_lane_failed(ucp_ep_h ep, ucp_lane_index_t lane,
+                                      uct_ep_h uct_ep, ucs_status_t status);
+
+/*
+ * The endpoint's lanes are about to be discarded or destroyed
+ * (ucp_ep_set_lanes_failed): a failover of the endpoint ends here, and each
+ * lane it moved gets back its own failed transport endpoint, which the
+ * caller discards like any other.
+ */
+void ucp_failover_ep_cleanup(ucp_ep_h ep);
+
+#endif
