@@ -290,67 +290,63 @@ static void ucp_failover_hold_destroy(uct_ep_h hold_ep)
     ucs_free(fo);
 }
 
-static void ucp_failover_hold_init(ucp_failover_t *fo)
-{
-    uct_iface_ops_t *ops = &fo->hold_iface.ops;
-
-    memset(&fo->hold_iface, 0, sizeof(fo->hold_iface));
-    ops->ep_put_short        = (uct_ep_put_short_func_t)
-                               ucs_empty_function_return_no_resource;
-    ops->ep_put_bcopy        = (uct_ep_put_bcopy_func_t)ucp_failover_hold_bcopy;
-    ops->ep_put_zcopy        = (uct_ep_put_zcopy_func_t)
-                               ucs_empty_function_return_no_resource;
-    ops->ep_get_short        = (uct_ep_get_short_func_t)
-                               ucs_empty_function_return_no_resource;
-    ops->ep_get_bcopy        = (uct_ep_get_bcopy_func_t)
-                               ucs_empty_function_return_no_resource;
-    ops->ep_get_zcopy        = (uct_ep_get_zcopy_func_t)
-                               ucs_empty_function_return_no_resource;
-    ops->ep_am_short         = (uct_ep_am_short_func_t)
-                               ucs_empty_function_return_no_resource;
-    ops->ep_am_short_iov     = (uct_ep_am_short_iov_func_t)
-                               ucs_empty_function_return_no_resource;
-    ops->ep_am_bcopy         = (uct_ep_am_bcopy_func_t)ucp_failover_hold_bcopy;
-    ops->ep_am_zcopy         = (uct_ep_am_zcopy_func_t)
-                               ucs_empty_function_return_no_resource;
-    ops->ep_atomic_cswap64   = (uct_ep_atomic_cswap64_func_t)
-                               ucs_empty_function_return_no_resource;
-    ops->ep_atomic_cswap32   = (uct_ep_atomic_cswap32_func_t)
-                               ucs_empty_function_return_no_resource;
-    ops->ep_atomic64_post    = (uct_ep_atomic64_post_func_t)
-                               ucs_empty_function_return_no_resource;
-    ops->ep_atomic32_post    = (uct_ep_atomic32_post_func_t)
-                               ucs_empty_function_return_no_resource;
-    ops->ep_atomic64_fetch   = (uct_ep_atomic64_fetch_func_t)
-                               ucs_empty_function_return_no_resource;
-    ops->ep_atomic32_fetch   = (uct_ep_atomic32_fetch_func_t)
-                               ucs_empty_function_return_no_resource;
-    ops->ep_tag_eager_short  = (uct_ep_tag_eager_short_func_t)
-                               ucs_empty_function_return_no_resource;
-    ops->ep_tag_eager_bcopy  = (uct_ep_tag_eager_bcopy_func_t)
-                               ucp_failover_hold_bcopy;
-    ops->ep_tag_eager_zcopy  = (uct_ep_tag_eager_zcopy_func_t)
-                               ucs_empty_function_return_no_resource;
-    ops->ep_tag_rndv_zcopy   = (uct_ep_tag_rndv_zcopy_func_t)
-                               ucs_empty_function_return_ptr_no_resource;
-    ops->ep_tag_rndv_cancel  = (uct_ep_tag_rndv_cancel_func_t)
-                               ucs_empty_function_return_unsupported;
-    ops->ep_tag_rndv_request = (uct_ep_tag_rndv_request_func_t)
-                               ucs_empty_function_return_no_resource;
-    ops->ep_pending_add      = ucp_failover_hold_pending_add;
-    ops->ep_pending_purge    = ucp_failover_hold_pending_purge;
-    ops->ep_flush            = ucp_failover_hold_flush;
-    ops->ep_fence            = (uct_ep_fence_func_t)
-                               ucs_empty_function_return_success;
-    ops->ep_check            = (uct_ep_check_func_t)
-                               ucs_empty_function_return_success;
-    ops->ep_get_address      = (uct_ep_get_address_func_t)
-                               ucs_empty_function_return_unsupported;
-    ops->ep_connect_to_ep    = (uct_ep_connect_to_ep_func_t)
-                               ucs_empty_function_return_unsupported;
-    ops->ep_destroy          = ucp_failover_hold_destroy;
-    fo->hold_ep.iface        = &fo->hold_iface;
-}
+/* Every operation finds no resources; a request waits here, in order */
+static const uct_iface_ops_t ucp_failover_hold_ops = {
+    .ep_put_short        = (uct_ep_put_short_func_t)
+                           ucs_empty_function_return_no_resource,
+    .ep_put_bcopy        = (uct_ep_put_bcopy_func_t)ucp_failover_hold_bcopy,
+    .ep_put_zcopy        = (uct_ep_put_zcopy_func_t)
+                           ucs_empty_function_return_no_resource,
+    .ep_get_short        = (uct_ep_get_short_func_t)
+                           ucs_empty_function_return_no_resource,
+    .ep_get_bcopy        = (uct_ep_get_bcopy_func_t)
+                           ucs_empty_function_return_no_resource,
+    .ep_get_zcopy        = (uct_ep_get_zcopy_func_t)
+                           ucs_empty_function_return_no_resource,
+    .ep_am_short         = (uct_ep_am_short_func_t)
+                           ucs_empty_function_return_no_resource,
+    .ep_am_short_iov     = (uct_ep_am_short_iov_func_t)
+                           ucs_empty_function_return_no_resource,
+    .ep_am_bcopy         = (uct_ep_am_bcopy_func_t)ucp_failover_hold_bcopy,
+    .ep_am_zcopy         = (uct_ep_am_zcopy_func_t)
+                           ucs_empty_function_return_no_resource,
+    .ep_atomic_cswap64   = (uct_ep_atomic_cswap64_func_t)
+                           ucs_empty_function_return_no_resource,
+    .ep_atomic_cswap32   = (uct_ep_atomic_cswap32_func_t)
+                           ucs_empty_function_return_no_resource,
+    .ep_atomic64_post    = (uct_ep_atomic64_post_func_t)
+                           ucs_empty_function_return_no_resource,
+    .ep_atomic32_post    = (uct_ep_atomic32_post_func_t)
+                           ucs_empty_function_return_no_resource,
+    .ep_atomic64_fetch   = (uct_ep_atomic64_fetch_func_t)
+                           ucs_empty_function_return_no_resource,
+    .ep_atomic32_fetch   = (uct_ep_atomic32_fetch_func_t)
+                           ucs_empty_function_return_no_resource,
+    .ep_tag_eager_short  = (uct_ep_tag_eager_short_func_t)
+                           ucs_empty_function_return_no_resource,
+    .ep_tag_eager_bcopy  = (uct_ep_tag_eager_bcopy_func_t)
+                           ucp_failover_hold_bcopy,
+    .ep_tag_eager_zcopy  = (uct_ep_tag_eager_zcopy_func_t)
+                           ucs_empty_function_return_no_resource,
+    .ep_tag_rndv_zcopy   = (uct_ep_tag_rndv_zcopy_func_t)
+                           ucs_empty_function_return_ptr_no_resource,
+    .ep_tag_rndv_cancel  = (uct_ep_tag_rndv_cancel_func_t)
+                           ucs_empty_function_return_unsupported,
+    .ep_tag_rndv_request = (uct_ep_tag_rndv_request_func_t)
+                           ucs_empty_function_return_no_resource,
+    .ep_pending_add      = ucp_failover_hold_pending_add,
+    .ep_pending_purge    = ucp_failover_hold_pending_purge,
+    .ep_flush            = ucp_failover_hold_flush,
+    .ep_fence            = (uct_ep_fence_func_t)
+                           ucs_empty_function_return_success,
+    .ep_check            = (uct_ep_check_func_t)
+                           ucs_empty_function_return_success,
+    .ep_get_address      = (uct_ep_get_address_func_t)
+                           ucs_empty_function_return_unsupported,
+    .ep_connect_to_ep    = (uct_ep_connect_to_ep_func_t)
+                           ucs_empty_function_return_unsupported,
+    .ep_destroy          = ucp_failover_hold_destroy
+};
 
 static int ucp_failover_is_holding(uct_ep_h uct_ep)
 {
@@ -993,7 +989,8 @@ ucs_status_t ucp_failover_lane_failed(ucp_ep_h ep, ucp_lane_index_t lane,
         return status;
     }
 
-    ucp_failover_hold_init(fo);
+    fo->hold_iface.ops = ucp_failover_hold_ops;
+    fo->hold_ep.iface  = &fo->hold_iface;
     ret = UCS_CLASS_NEW(ucp_proxy_ep_t, &fo->proxy, &forward_ops, ep,
                         &fo->hold_ep, 1);
     if (ret != UCS_OK) {

@@ -234,6 +234,11 @@ protected:
         return NUM_OPS * SLOT + w * sizeof(uint64_t);
     }
 
+    size_t get_offset(unsigned i)
+    {
+        return word_offset(4) + i * SLOT;
+    }
+
     uint64_t word(unsigned w)
     {
         uint64_t v;
@@ -288,6 +293,11 @@ protected:
         if (!m_full) {
             return;
         }
+
+        /* a get of an area nothing writes */
+        check_request(ucp_get_nbx(ep, &m_get_dst[i * SLOT], SLOT,
+                                  remote(get_offset(i)), m_rkey, &param),
+                      "get");
 
         ucp_request_param_t aparam;
         memset(&aparam, 0, sizeof(aparam));
@@ -424,6 +434,7 @@ protected:
     uint64_t                 m_fadd_result[NUM_OPS];
     uint64_t                 m_cswap_val[NUM_OPS], m_cswap_result[NUM_OPS];
     char                     m_put_src[NUM_OPS * SLOT];
+    char                     m_get_dst[NUM_OPS * SLOT];
     std::vector<char>        m_rndv_tx[NUM_RNDV], m_rndv_rx[NUM_RNDV];
 };
 
@@ -436,7 +447,12 @@ void test_rc_varuna_ucp_failover::scenario(const std::vector<port> &lane,
                                            const std::vector<port> &kill,
                                            bool receives, ucs_time_t deadline)
 {
-    map_target(NUM_OPS * SLOT + 4 * sizeof(uint64_t));
+    map_target(get_offset(NUM_OPS));
+    for (unsigned i = 0; i < NUM_OPS; ++i) {
+        for (size_t b = 0; b < SLOT; ++b) {
+            m_target[get_offset(i) + b] = pattern(i + 5000, b);
+        }
+    }
     for (unsigned r = 0; r < NUM_RNDV; ++r) {
         m_rndv_tx[r].resize(RNDV_SIZE);
         m_rndv_rx[r].resize(RNDV_SIZE);
@@ -552,6 +568,10 @@ UCS_TEST_P(test_rc_varuna_ucp_failover, both_paths_of_a_lane_die)
         EXPECT_EQ(0, memcmp(&m_target[i * SLOT], &m_put_src[i * SLOT], SLOT))
             << "put " << i;
     }
+    for (unsigned i = 0; i < NUM_OPS; ++i) {
+        EXPECT_EQ(0, memcmp(&m_get_dst[i * SLOT], &m_target[get_offset(i)],
+                            SLOT)) << "get " << i;
+    }
     EXPECT_EQ((uint64_t)NUM_OPS, word(0)) << "adds";
     EXPECT_EQ((uint64_t)NUM_OPS, word(1)) << "fetch-adds";
     EXPECT_EQ((uint64_t)NUM_OPS, word(2)) << "compare-swap chain";
@@ -633,7 +653,7 @@ UCS_TEST_P(test_rc_varuna_ucp_failover, peer_silent)
     }
     ucs::scoped_setenv timeout("UCX_UCP_FAILOVER_TIMEOUT", "300ms");
     scoped_log_handler slh(hide_errors_logger);
-    map_target(NUM_OPS * SLOT + 4 * sizeof(uint64_t));
+    map_target(get_offset(NUM_OPS));
     for (unsigned i = 0; i < NUM_OPS / 2; ++i) {
         post_round(i);
     }

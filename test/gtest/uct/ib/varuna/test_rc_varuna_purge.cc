@@ -231,6 +231,28 @@ protected:
         short_progress_loop(20);
     }
 
+    /* the whole exchange, then the harness's checks of every operation */
+    outcome purge_and_check(bool exact)
+    {
+        ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(20);
+        outcome out;
+
+        memset(&out, 0, sizeof(out));
+        kill_both_paths(4, deadline);
+        if (HasFatalFailure()) {
+            return out;
+        }
+        exchange_and_purge();
+        if (HasFatalFailure()) {
+            return out;
+        }
+        wait_receiver_failed(deadline);
+        verify_completions(exact, out);
+        verify_memory(exact, out);
+        verify_am(exact, out);
+        return out;
+    }
+
     purge_result m_purge;
     uint64_t     m_outstanding;
 };
@@ -248,17 +270,7 @@ UCS_TEST_P(test_rc_varuna_purge, capability)
  * execution of each operation leaves. */
 UCS_TEST_P(test_rc_varuna_purge, hands_back_only_lost)
 {
-    ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(20);
-
-    ASSERT_NO_FATAL_FAILURE(kill_both_paths(4, deadline));
-    ASSERT_NO_FATAL_FAILURE(exchange_and_purge());
-    wait_receiver_failed(deadline);
-
-    outcome out;
-    memset(&out, 0, sizeof(out));
-    verify_completions(true, out);
-    verify_memory(true, out);
-    verify_am(true, out);
+    ASSERT_NO_FATAL_FAILURE(purge_and_check(true));
     fail_on_problems("purge");
 
     EXPECT_EQ(0u, m_purge.comp_already_called);
@@ -277,17 +289,9 @@ UCS_TEST_P(test_rc_varuna_purge, hands_back_only_lost)
  * and the checks see it. */
 UCS_TEST_P(test_rc_varuna_purge, blanket_runs_twice, "RECOVERY=blanket")
 {
-    ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(20);
+    outcome out = purge_and_check(false);
 
-    ASSERT_NO_FATAL_FAILURE(kill_both_paths(4, deadline));
-    ASSERT_NO_FATAL_FAILURE(exchange_and_purge());
-    wait_receiver_failed(deadline);
-
-    outcome out;
-    memset(&out, 0, sizeof(out));
-    verify_completions(false, out);
-    verify_memory(false, out);
-    verify_am(false, out);
+    ASSERT_FALSE(HasFatalFailure());
     m_problems.clear();
     EXPECT_EQ(m_outstanding, m_purge.handed_back);
     EXPECT_GT(out.duplicates + out.violations[G1_ONCE], 0u)
