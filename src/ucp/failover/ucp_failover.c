@@ -28,7 +28,9 @@
 #include <ucs/time/time.h>
 #include <ucs/type/spinlock.h>
 
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 
 /*
@@ -73,6 +75,7 @@
 typedef struct {
     int    enable;
     double timeout;
+    char   *report;
 } ucp_failover_config_t;
 
 static ucs_config_field_t ucp_failover_config_table[] = {
@@ -88,6 +91,10 @@ static ucs_config_field_t ucp_failover_config_table[] = {
    "How long a failover waits for the peer's answer; then the endpoint fails.",
    ucs_offsetof(ucp_failover_config_t, timeout), UCS_CONFIG_TYPE_TIME},
 
+  {"REPORT", "",
+   "Append one JSON line per lane failover to this file (empty: none).",
+   ucs_offsetof(ucp_failover_config_t, report), UCS_CONFIG_TYPE_STRING},
+
   {NULL}
 };
 
@@ -102,19 +109,29 @@ UCS_STATIC_CLEANUP {
     ucs_list_del(&ucp_failover_config_table_config_entry.list);
 }
 
-/* Read at each failure (rare): a process may change it between two */
-static ucp_failover_config_t ucp_failover_config(void)
+/* Read at each failure (rare): a process may change it between two.
+ * Released with ucs_config_parser_release_opts(). */
+static void ucp_failover_config(ucp_failover_config_t *config)
 {
-    ucp_failover_config_t config;
-
-    if (ucs_config_parser_fill_opts(&config, ucp_failover_config_table,
+    if (ucs_config_parser_fill_opts(config, ucp_failover_config_table,
                                     UCS_DEFAULT_ENV_PREFIX, "UCP_FAILOVER_",
                                     0) != UCS_OK) {
         ucs_warn("UCP lane failover: bad configuration, disabled");
-        config.enable  = 0;
-        config.timeout = 0;
+        ucs_config_parser_set_default_values(config,
+                                             ucp_failover_config_table);
+        config->enable = 0;
     }
-    return config;
+}
+
+static double ucp_failover_timeout(void)
+{
+    ucp_failover_config_t config;
+    double timeout;
+
+    ucp_failover_config(&config);
+    timeout = config.timeout;
+    ucs_config_parser_release_opts(&config, ucp_failover_config_table);
+    return timeout;
 }
 
 
@@ -160,6 +177,7 @@ typedef struct ucp_failover {
     unsigned                replayed;
     unsigned                held_count;
     uct_worker_cb_id_t      prog_id;
+    char                    *report;      /* UCX_UCP_FAILOVER_REPORT */
 } ucp_failover_t;
 
 /* Failovers under way or done, of every worker of the process (there are
@@ -287,6 +305,7 @@ static void ucp_failover_hold_destroy(uct_ep_h hold_ep)
     ucp_failover_replay_purge(fo, fo->status);
     ucs_assert(ucs_queue_is_empty(&fo->held));
     uct_ep_destroy(fo->failed_ep);
+    ucs_free(fo->report);
     ucs_free(fo);
 }
 
@@ -515,7 +534,7 @@ static void ucp_failover_answer(ucp_worker_h worker,
     box->ep_id    = ucp_ep_local_id(ep);
     box->avoid    = dead_lane;
     box->deadline = ucs_get_time() +
-                    ucs_time_from_sec(ucp_failover_config().timeout);
+                    ucs_time_from_sec(ucp_failover_timeout());
     box->prog_id  = UCS_CALLBACKQ_ID_NULL;
     box->msg      = reply;
     uct_worker_progress_register_safe(worker->uct,
@@ -714,6 +733,26 @@ static void ucp_failover_replay_purge(ucp_failover_t *fo, ucs_status_t status)
 static void ucp_failover_report(ucp_failover_t *fo)
 {
     ucp_ep_h ep = fo->ep;
+    double us   = ucs_time_to_usec(ucs_get_time() - fo->t_failed);
+    FILE *file;
+
+    if (fo->report != NULL) {
+        file = fopen(fo->report, "a");
+        if (file == NULL) {
+            ucs_warn("UCP lane failover: cannot open %s: %m", fo->report);
+        } else {
+            fprintf(file, "{\"event\":\"lane_failover\",\"pid\":%d,"
+                    "\"ep\":\"%p\",\"status\":\"%s\",\"from_lane\":%u,"
+                    "\"from\":\"%s\",\"to_lane\":%u,\"to\":\"%s\","
+                    "\"handed_back\":%u,\"resent\":%u,\"held\":%u,"
+                    "\"failure_to_flowing_us\":%.1f}\n", getpid(), ep,
+                    ucs_status_string(fo->status), fo->lane,
+                    ucp_ep_get_tl_rsc(ep, fo->lane)->dev_name, fo->sub_lane,
+                    ucp_ep_get_tl_rsc(ep, fo->sub_lane)->dev_name,
+                    fo->handed_back, fo->replayed, fo->held_count, us);
+            fclose(file);
+        }
+    }
 
     ucs_info("ep %p: lane %u (%s) failed (%s); its traffic moved to lane %u "
              "(%s): %u operations resent (handed back by the transport as "
@@ -722,8 +761,7 @@ static void ucp_failover_report(ucp_failover_t *fo)
              ucp_ep_get_tl_rsc(ep, fo->lane)->dev_name,
              ucs_status_string(fo->status), fo->sub_lane,
              ucp_ep_get_tl_rsc(ep, fo->sub_lane)->dev_name, fo->replayed,
-             fo->held_count,
-             ucs_time_to_usec(ucs_get_time() - fo->t_failed));
+             fo->held_count, us);
 }
 
 /* Everything handed back is posted: the lane goes to the other lane's
@@ -940,28 +978,34 @@ static void ucp_failover_hold_enqueue_cb(uct_pending_req_t *req, void *arg)
     ucp_failover_hold_pending_add(&((ucp_failover_t*)arg)->hold_ep, req, 0);
 }
 
+/* The endpoint and its failed lane are of the kind the failover moves */
+static int ucp_failover_can_move(ucp_ep_h ep, ucp_lane_index_t lane,
+                                 uct_ep_h uct_ep)
+{
+    ucp_rsc_index_t rsc_index = ucp_ep_get_rsc_index(ep, lane);
+
+    return (ucp_ep_config(ep)->key.err_mode == UCP_ERR_HANDLING_MODE_PEER) &&
+           !ucp_ep_has_cm_lane(ep) &&
+           !(ep->flags & (UCP_EP_FLAG_FAILED | UCP_EP_FLAG_CLOSED)) &&
+           (ep->uct_eps[lane] == uct_ep) && (rsc_index != UCP_NULL_RESOURCE) &&
+           (ucp_worker_iface(ep->worker, rsc_index)->attr.cap.flags &
+            UCT_IFACE_FLAG_EP_OUTSTANDING_PURGE);
+}
+
 ucs_status_t ucp_failover_lane_failed(ucp_ep_h ep, ucp_lane_index_t lane,
                                       uct_ep_h uct_ep, ucs_status_t status)
 {
     static const uct_iface_ops_t forward_ops; /* all forwarded by the proxy */
     ucp_worker_h worker = ep->worker;
     ucp_failover_config_t config;
-    ucp_rsc_index_t rsc_index;
     ucp_lane_index_t sub_lane;
     ucp_failover_t *fo;
     uct_ep_attr_t attr;
     ucs_status_t ret;
 
-    config    = ucp_failover_config();
-    rsc_index = ucp_ep_get_rsc_index(ep, lane);
-    if (!config.enable ||
-        (ucp_ep_config(ep)->key.err_mode != UCP_ERR_HANDLING_MODE_PEER) ||
-        ucp_ep_has_cm_lane(ep) ||
-        (ep->flags & (UCP_EP_FLAG_FAILED | UCP_EP_FLAG_CLOSED)) ||
-        (ep->uct_eps[lane] != uct_ep) || (rsc_index == UCP_NULL_RESOURCE) ||
-        !(ucp_worker_iface(worker, rsc_index)->attr.cap.flags &
-          UCT_IFACE_FLAG_EP_OUTSTANDING_PURGE)) {
-        return status;
+    ucp_failover_config(&config);
+    if (!config.enable || !ucp_failover_can_move(ep, lane, uct_ep)) {
+        goto out_release_config;
     }
 
     sub_lane = ucp_failover_substitute(ep, lane);
@@ -969,12 +1013,12 @@ ucs_status_t ucp_failover_lane_failed(ucp_ep_h ep, ucp_lane_index_t lane,
         ucs_diag("ep %p: lane %u failed (%s), no other lane to the peer on "
                  "the same memory domain", ep, lane,
                  ucs_status_string(status));
-        return status;
+        goto out_release_config;
     }
 
     fo = ucs_calloc(1, sizeof(*fo), "ucp_failover");
     if (fo == NULL) {
-        return status;
+        goto out_release_config;
     }
 
     memset(&attr, 0, sizeof(attr));
@@ -985,8 +1029,14 @@ ucs_status_t ucp_failover_lane_failed(ucp_ep_h ep, ucp_lane_index_t lane,
     if (ret != UCS_OK) {
         ucs_diag("ep %p: lane %u has no TX token: %s", ep, lane,
                  ucs_status_string(ret));
-        ucs_free(fo);
-        return status;
+        goto out_free;
+    }
+
+    if (config.report[0] != '\0') {
+        fo->report = ucs_strdup(config.report, "ucp_failover_report");
+        if (fo->report == NULL) {
+            goto out_free;
+        }
     }
 
     fo->hold_iface.ops = ucp_failover_hold_ops;
@@ -994,8 +1044,7 @@ ucs_status_t ucp_failover_lane_failed(ucp_ep_h ep, ucp_lane_index_t lane,
     ret = UCS_CLASS_NEW(ucp_proxy_ep_t, &fo->proxy, &forward_ops, ep,
                         &fo->hold_ep, 1);
     if (ret != UCS_OK) {
-        ucs_free(fo);
-        return status;
+        goto out_free;
     }
 
     fo->tx_token_length = attr.tx_token_length;
@@ -1010,6 +1059,7 @@ ucs_status_t ucp_failover_lane_failed(ucp_ep_h ep, ucp_lane_index_t lane,
     fo->prog_id         = UCS_CALLBACKQ_ID_NULL;
     ucs_queue_head_init(&fo->held);
     ucs_queue_head_init(&fo->replay);
+    ucs_config_parser_release_opts(&config, ucp_failover_config_table);
 
     ucs_spin_lock(&ucp_failover_lock);
     fo->seq    = ++ucp_failover_seq;
@@ -1028,6 +1078,13 @@ ucs_status_t ucp_failover_lane_failed(ucp_ep_h ep, ucp_lane_index_t lane,
     uct_worker_progress_register_safe(worker->uct, ucp_failover_progress, fo,
                                       0, &fo->prog_id);
     return UCS_INPROGRESS;
+
+out_free:
+    ucs_free(fo->report);
+    ucs_free(fo);
+out_release_config:
+    ucs_config_parser_release_opts(&config, ucp_failover_config_table);
+    return status;
 }
 
 void ucp_failover_ep_cleanup(ucp_ep_h ep)
@@ -1064,6 +1121,7 @@ void ucp_failover_ep_cleanup(ucp_ep_h ep)
          * the caller's */
         ep->uct_eps[fo->lane] = fo->failed_ep;
         uct_ep_destroy(fo->proxy);
+        ucs_free(fo->report);
         ucs_free(fo);
     }
 }

@@ -14,6 +14,7 @@ extern "C" {
 #include <uct/ib/varuna/rc_varuna.h>
 }
 
+#include <fstream>
 #include <set>
 #include <vector>
 
@@ -525,6 +526,10 @@ UCS_TEST_P(test_rc_varuna_ucp_failover, both_paths_of_a_lane_die)
     if (!setup(&ports)) {
         UCS_TEST_SKIP_R("no two rc_varuna lanes with four distinct ports");
     }
+    std::string report = "/tmp/test_rc_varuna_ucp_failover." +
+                         ucs::to_string(getpid()) + ".json";
+    unlink(report.c_str());
+    ucs::scoped_setenv report_env("UCX_UCP_FAILOVER_REPORT", report.c_str());
     scenario(ports, ports, true, deadline);
     wait_all(deadline);
 
@@ -582,6 +587,22 @@ UCS_TEST_P(test_rc_varuna_ucp_failover, both_paths_of_a_lane_die)
     }
     UCS_TEST_MESSAGE << results_lost << " fetched results lost with the "
                      << "link";
+
+    /* one report line per endpoint that moved its lane */
+    std::ifstream in(report.c_str());
+    std::string line;
+    unsigned reports = 0;
+    while (std::getline(in, line)) {
+        if (line.find("\"event\":\"lane_failover\"") != std::string::npos) {
+            EXPECT_NE(std::string::npos,
+                      line.find("\"from\":\"" + ports[0].dev + ":" +
+                                ucs::to_string(ports[0].num) + "\""))
+                << line;
+            ++reports;
+        }
+    }
+    unlink(report.c_str());
+    EXPECT_GE(reports, 1u) << "no lane failover report in " << report;
 
     /* later traffic flows, on the lane that took over */
     uint64_t after = 42, got = 0;
