@@ -312,10 +312,7 @@ static int uct_rc_varuna_ep_decide(uct_rc_varuna_iface_t *iface,
     cls = iface->fo.cls;
     for (i = 0; i < count; i++) {
         op           = uct_rc_varuna_ep_op(ep, ep->tx.done_sn + 1 + i);
-        cls[i].sn       = op->sn;
-        cls[i].last_psn = op->last_psn;
-        cls[i].kind       = (uint8_t)uct_rc_varuna_op_kind(op);
-        cls[i].never_sent = !!(op->flags & UCT_RC_VARUNA_OP_FLAG_NEVER_SENT);
+        uct_rc_varuna_op_cls_input(op, &cls[i]);
     }
 
     /* classified into the report: a decision not yet final is made again

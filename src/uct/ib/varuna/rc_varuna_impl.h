@@ -87,6 +87,18 @@ uct_rc_varuna_op_kind(const uct_rc_varuna_op_t *op)
     }
 }
 
+/* What the classifier needs of an operation in flight (a failover's
+ * decision and a dead endpoint's purge take it from the same record) */
+static UCS_F_ALWAYS_INLINE void
+uct_rc_varuna_op_cls_input(const uct_rc_varuna_op_t *op,
+                           uct_rc_varuna_cls_op_t *cls)
+{
+    cls->sn         = op->sn;
+    cls->last_psn   = op->last_psn;
+    cls->kind       = (uint8_t)uct_rc_varuna_op_kind(op);
+    cls->never_sent = !!(op->flags & UCT_RC_VARUNA_OP_FLAG_NEVER_SENT);
+}
+
 /*
  * Room for one more operation: its work requests on the QP, a CQ entry for
  * each (every one completes, with an error, if the QP fails), and READ

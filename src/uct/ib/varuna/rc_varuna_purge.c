@@ -396,10 +396,7 @@ uct_rc_varuna_ep_outstanding_purge(uct_ep_h tl_ep,
             continue;
         }
 
-        cls.sn         = op->sn;
-        cls.last_psn   = op->last_psn;
-        cls.kind       = (uint8_t)uct_rc_varuna_op_kind(op);
-        cls.never_sent = !!(op->flags & UCT_RC_VARUNA_OP_FLAG_NEVER_SENT);
+        uct_rc_varuna_op_cls_input(op, &cls);
         in.psn_valid   = !!(rx.flags & (UCT_RC_VARUNA_RX_TOKEN_PSN <<
                                         op->lane));
         in.rq_psn      = rx.rq_psn[op->lane];
