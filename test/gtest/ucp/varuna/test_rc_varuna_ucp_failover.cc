@@ -368,10 +368,23 @@ protected:
         }
     }
 
+    /* How the lane fails: its ports die (both entities see it), or only
+     * one entity's transport endpoint fails (its QPs go to the error state,
+     * uct_ep_invalidate): the other entity learns of it from the peer's
+     * query, or from its own retries running out */
+    enum fault {
+        FAULT_PORTS,
+        FAULT_INITIATOR,
+        FAULT_TARGET
+    };
+
     void scenario(const std::vector<port> &lane,
                   const std::vector<port> &kill, bool receives,
-                  ucs_time_t deadline);
+                  ucs_time_t deadline, fault how = FAULT_PORTS);
     bool setup(std::vector<port> *ports);
+    void invalidate(entity &e, const std::vector<port> &lane);
+    void expect_moved(const std::vector<port> &ports,
+                      const std::string &report, ucs_time_t deadline);
 
     /* No failover: the error callback fires, every request of the sender
      * completes, nothing runs twice */
@@ -446,7 +459,8 @@ protected:
  * messages go too); without, the tagged messages arrive unexpected. */
 void test_rc_varuna_ucp_failover::scenario(const std::vector<port> &lane,
                                            const std::vector<port> &kill,
-                                           bool receives, ucs_time_t deadline)
+                                           bool receives, ucs_time_t deadline,
+                                           fault how)
 {
     map_target(get_offset(NUM_OPS));
     for (unsigned i = 0; i < NUM_OPS; ++i) {
@@ -491,8 +505,14 @@ void test_rc_varuna_ucp_failover::scenario(const std::vector<port> &lane,
     }
     /* the requests reach the receiver; their responses vanish */
     progress_a_little();
-    for (size_t p = 0; p < kill.size(); ++p) {
-        m_softib.link(kill[p].dev, kill[p].num, false);
+    if (how == FAULT_INITIATOR) {
+        invalidate(sender(), lane);
+    } else if (how == FAULT_TARGET) {
+        invalidate(receiver(), lane);
+    } else {
+        for (size_t p = 0; p < kill.size(); ++p) {
+            m_softib.link(kill[p].dev, kill[p].num, false);
+        }
     }
     for (unsigned i = NUM_OPS / 2; i < NUM_OPS; ++i) {
         post_round(i);
@@ -518,19 +538,32 @@ bool test_rc_varuna_ucp_failover::setup(std::vector<port> *ports)
     return true;
 }
 
-UCS_TEST_P(test_rc_varuna_ucp_failover, both_paths_of_a_lane_die)
+/* One entity's transport endpoint of the lane on these ports fails: both
+ * of its QPs to the error state; the ports and the peer's QPs stay up */
+void test_rc_varuna_ucp_failover::invalidate(entity &e,
+                                             const std::vector<port> &lane)
 {
-    ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(30);
-    std::vector<port> ports;
+    ucp_ep_h ep = e.ep();
 
-    if (!setup(&ports)) {
-        UCS_TEST_SKIP_R("no two rc_varuna lanes with four distinct ports");
+    for (ucp_lane_index_t l = 0; l < ucp_ep_num_lanes(ep); ++l) {
+        std::vector<port> p = lane_ports(ep, l);
+        if ((p.size() == lane.size()) && (p[0].dev == lane[0].dev) &&
+            (p[0].num == lane[0].num)) {
+            UCS_TEST_MESSAGE << "invalidating lane " << (int)l << " of the "
+                             << ((&e == &sender()) ? "initiator" : "target");
+            ASSERT_UCS_OK(uct_ep_invalidate(ep->uct_eps[l], 0));
+            return;
+        }
     }
-    std::string report = "/tmp/test_rc_varuna_ucp_failover." +
-                         ucs::to_string(getpid()) + ".json";
-    unlink(report.c_str());
-    ucs::scoped_setenv report_env("UCX_UCP_FAILOVER_REPORT", report.c_str());
-    scenario(ports, ports, true, deadline);
+    ADD_FAILURE() << "no lane on " << lane[0].dev << ":" << lane[0].num;
+}
+
+/* The failed lane's traffic moved to the other lane: no error callback,
+ * every request once with its data, in order, and later traffic flows */
+void test_rc_varuna_ucp_failover::expect_moved(const std::vector<port> &ports,
+                                               const std::string &report,
+                                               ucs_time_t deadline)
+{
     wait_all(deadline);
 
     /* a flush after the failure covers everything resent */
@@ -614,6 +647,62 @@ UCS_TEST_P(test_rc_varuna_ucp_failover, both_paths_of_a_lane_die)
     EXPECT_UCS_OK(request_wait(rreq));
     EXPECT_EQ(after, got);
     EXPECT_EQ(0u, m_err_count);
+}
+
+static std::string report_path()
+{
+    return "/tmp/test_rc_varuna_ucp_failover." + ucs::to_string(getpid()) +
+           ".json";
+}
+
+UCS_TEST_P(test_rc_varuna_ucp_failover, both_paths_of_a_lane_die)
+{
+    ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(30);
+    std::vector<port> ports;
+
+    if (!setup(&ports)) {
+        UCS_TEST_SKIP_R("no two rc_varuna lanes with four distinct ports");
+    }
+    std::string report = report_path();
+    unlink(report.c_str());
+    ucs::scoped_setenv report_env("UCX_UCP_FAILOVER_REPORT", report.c_str());
+    scenario(ports, ports, true, deadline);
+    expect_moved(ports, report, deadline);
+}
+
+/* Only the initiator's endpoint of the lane fails; the target's works until
+ * the initiator's query fences it, and then moves its own side too */
+UCS_TEST_P(test_rc_varuna_ucp_failover, initiator_side_fails)
+{
+    ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(30);
+    std::vector<port> ports;
+
+    if (!setup(&ports)) {
+        UCS_TEST_SKIP_R("no two rc_varuna lanes with four distinct ports");
+    }
+    std::string report = report_path();
+    unlink(report.c_str());
+    ucs::scoped_setenv report_env("UCX_UCP_FAILOVER_REPORT", report.c_str());
+    scenario(ports, ports, true, deadline, FAULT_INITIATOR);
+    expect_moved(ports, report, deadline);
+}
+
+/* Only the target's endpoint of the lane fails, with the initiator's
+ * operations in flight to it: the initiator's retries run out on both
+ * paths, or the target's query comes first */
+UCS_TEST_P(test_rc_varuna_ucp_failover, target_side_fails)
+{
+    ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(30);
+    std::vector<port> ports;
+
+    if (!setup(&ports)) {
+        UCS_TEST_SKIP_R("no two rc_varuna lanes with four distinct ports");
+    }
+    std::string report = report_path();
+    unlink(report.c_str());
+    ucs::scoped_setenv report_env("UCX_UCP_FAILOVER_REPORT", report.c_str());
+    scenario(ports, ports, true, deadline, FAULT_TARGET);
+    expect_moved(ports, report, deadline);
 }
 
 UCP_INSTANTIATE_TEST_CASE_TLS(test_rc_varuna_ucp_failover, rcvar,
