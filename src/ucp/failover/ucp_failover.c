@@ -174,6 +174,7 @@ typedef struct ucp_failover {
     ucs_time_t              t_failed;
     ucs_time_t              deadline;
     unsigned                handed_back;
+    unsigned                handed_back_by_op[UCT_EP_OP_LAST];
     unsigned                replayed;
     unsigned                held_count;
     uct_worker_cb_id_t      prog_id;
@@ -216,6 +217,26 @@ typedef struct {
     uint8_t                 token[UCT_EP_TOKEN_MAX_LENGTH];
 } UCS_S_PACKED ucp_failover_msg_buf_t;
 
+
+/* for the report */
+static const char *ucp_failover_op_names[] = {
+    [UCT_EP_OP_AM_SHORT]     = "am_short",
+    [UCT_EP_OP_AM_BCOPY]     = "am_bcopy",
+    [UCT_EP_OP_AM_ZCOPY]     = "am_zcopy",
+    [UCT_EP_OP_PUT_SHORT]    = "put_short",
+    [UCT_EP_OP_PUT_BCOPY]    = "put_bcopy",
+    [UCT_EP_OP_PUT_ZCOPY]    = "put_zcopy",
+    [UCT_EP_OP_GET_SHORT]    = "get_short",
+    [UCT_EP_OP_GET_BCOPY]    = "get_bcopy",
+    [UCT_EP_OP_GET_ZCOPY]    = "get_zcopy",
+    [UCT_EP_OP_EAGER_SHORT]  = "eager_short",
+    [UCT_EP_OP_EAGER_BCOPY]  = "eager_bcopy",
+    [UCT_EP_OP_EAGER_ZCOPY]  = "eager_zcopy",
+    [UCT_EP_OP_RNDV_ZCOPY]   = "rndv_zcopy",
+    [UCT_EP_OP_ATOMIC_POST]  = "atomic_post",
+    [UCT_EP_OP_ATOMIC_FETCH] = "atomic_fetch",
+    [UCT_EP_OP_FLUSH]        = "flush"
+};
 
 static const char *ucp_failover_state_names[] = {
     [UCP_FAILOVER_QUERY]   = "query",
@@ -606,6 +627,9 @@ static void ucp_failover_keep_op(const uct_ep_op_info_t *info, void *arg)
     }
     ucs_queue_push(&fo->replay, &op->queue);
     ++fo->handed_back;
+    if (info->operation < UCT_EP_OP_LAST) {
+        ++fo->handed_back_by_op[info->operation];
+    }
 }
 
 static size_t ucp_failover_op_pack(void *dest, void *arg)
@@ -730,11 +754,33 @@ static void ucp_failover_replay_purge(ucp_failover_t *fo, ucs_status_t status)
     }
 }
 
+/* "name":count of every kind of operation handed back, for the report */
+static void ucp_failover_by_op_str(ucp_failover_t *fo, char *buf, size_t max)
+{
+    const char *sep = "";
+    size_t len      = 0;
+    int op;
+
+    buf[0] = '\0';
+    for (op = 0; (op < UCT_EP_OP_LAST) && (len < max); ++op) {
+        if ((fo->handed_back_by_op[op] == 0) ||
+            (ucp_failover_op_names[op] == NULL)) {
+            continue;
+        }
+        len += snprintf(buf + len, max - len, "%s\"%s\":%u", sep,
+                        ucp_failover_op_names[op], fo->handed_back_by_op[op]);
+        sep  = ",";
+    }
+}
+
 static void ucp_failover_report(ucp_failover_t *fo)
 {
     ucp_ep_h ep = fo->ep;
     double us   = ucs_time_to_usec(ucs_get_time() - fo->t_failed);
+    char by_op[512];
     FILE *file;
+
+    ucp_failover_by_op_str(fo, by_op, sizeof(by_op));
 
     if (fo->report != NULL) {
         file = fopen(fo->report, "a");
@@ -744,24 +790,26 @@ static void ucp_failover_report(ucp_failover_t *fo)
             fprintf(file, "{\"event\":\"lane_failover\",\"pid\":%d,"
                     "\"ep\":\"%p\",\"status\":\"%s\",\"from_lane\":%u,"
                     "\"from\":\"%s\",\"to_lane\":%u,\"to\":\"%s\","
-                    "\"handed_back\":%u,\"resent\":%u,\"held\":%u,"
+                    "\"handed_back\":%u,\"handed_back_by_op\":{%s},"
+                    "\"resent\":%u,\"held\":%u,"
                     "\"failure_to_flowing_us\":%.1f}\n", getpid(), ep,
                     ucs_status_string(fo->status), fo->lane,
                     ucp_ep_get_tl_rsc(ep, fo->lane)->dev_name, fo->sub_lane,
                     ucp_ep_get_tl_rsc(ep, fo->sub_lane)->dev_name,
-                    fo->handed_back, fo->replayed, fo->held_count, us);
+                    fo->handed_back, by_op, fo->replayed, fo->held_count,
+                    us);
             fclose(file);
         }
     }
 
     ucs_info("ep %p: lane %u (%s) failed (%s); its traffic moved to lane %u "
              "(%s): %u operations resent (handed back by the transport as "
-             "never executed), %u requests held meanwhile; traffic flowing "
-             "again %.1f us after the failure", ep, fo->lane,
+             "never executed: {%s}), %u requests held meanwhile; traffic "
+             "flowing again %.1f us after the failure", ep, fo->lane,
              ucp_ep_get_tl_rsc(ep, fo->lane)->dev_name,
              ucs_status_string(fo->status), fo->sub_lane,
              ucp_ep_get_tl_rsc(ep, fo->sub_lane)->dev_name, fo->replayed,
-             fo->held_count, us);
+             by_op, fo->held_count, us);
 }
 
 /* Everything handed back is posted: the lane goes to the other lane's

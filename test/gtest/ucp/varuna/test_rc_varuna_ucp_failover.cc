@@ -33,7 +33,10 @@ class test_rc_varuna_ucp_failover : public ucp_test {
 public:
     enum {
         NUM_OPS    = 64,     /* of each kind */
-        SLOT       = 256,    /* bytes of a put */
+        SLOT       = 256,    /* bytes of a get */
+        BIG        = 20000,  /* the largest message or put: zero-copy, in
+                                fragments for a message */
+        PUT_SLOT   = 20480,  /* room for a put */
         RNDV_SIZE  = 200000, /* a rendezvous message */
         NUM_RNDV   = 4,
         AM_ID      = 5
@@ -50,6 +53,10 @@ public:
         m_env.push_back(new ucs::scoped_setenv("UCX_MAX_RNDV_LANES", "2"));
         m_env.push_back(new ucs::scoped_setenv("UCX_RC_VARUNA_STANDBY",
                                                "auto"));
+        /* messages and puts of msg_size() go short, buffered copy and zero
+         * copy; only the rendezvous messages go rendezvous */
+        m_env.push_back(new ucs::scoped_setenv("UCX_ZCOPY_THRESH", "4096"));
+        m_env.push_back(new ucs::scoped_setenv("UCX_RNDV_THRESH", "65536"));
     }
 
     static void get_test_variants(std::vector<ucp_test_variant> &variants)
@@ -134,10 +141,14 @@ protected:
                 reinterpret_cast<test_rc_varuna_ucp_failover*>(arg);
         uint64_t seq = UINT64_MAX;
 
-        if (length == sizeof(seq)) {
+        if (length >= sizeof(seq)) {
             memcpy(&seq, data, sizeof(seq));
         }
         self->m_am_rx.push_back(seq);
+        if ((seq >= NUM_OPS) || (length != msg_size(seq)) ||
+            memcmp(data, &self->m_am_tx[seq][0], length)) {
+            ++self->m_am_bad;
+        }
         return UCS_OK;
     }
 
@@ -230,9 +241,29 @@ protected:
         return (uintptr_t)&m_target[offset];
     }
 
+    /* the size of message or put number i: short, buffered copy, zero
+     * copy */
+    static size_t msg_size(unsigned i)
+    {
+        static const size_t sizes[] = {8, 1000, BIG};
+        return sizes[i % 3];
+    }
+
+    /* message or put number i, numbered in its first 8 bytes */
+    static void fill(std::vector<char> &buf, unsigned i, unsigned salt)
+    {
+        uint64_t seq = i;
+
+        buf.resize(msg_size(i));
+        for (size_t b = 0; b < buf.size(); ++b) {
+            buf[b] = pattern(i + salt, b);
+        }
+        memcpy(&buf[0], &seq, sizeof(seq));
+    }
+
     size_t word_offset(unsigned w)
     {
-        return NUM_OPS * SLOT + w * sizeof(uint64_t);
+        return NUM_OPS * PUT_SLOT + w * sizeof(uint64_t);
     }
 
     size_t get_offset(unsigned i)
@@ -276,20 +307,24 @@ protected:
         ucp_ep_h ep = sender().ep();
 
         memset(&param, 0, sizeof(param));
-        m_tag_tx[i] = i;
+        fill(m_tag_tx[i], i, 3000);
         if (m_full) {
-            check_request(ucp_tag_send_nbx(ep, &m_tag_tx[i],
-                                           sizeof(uint64_t), i, &param),
+            check_request(ucp_tag_send_nbx(ep, &m_tag_tx[i][0],
+                                           m_tag_tx[i].size(), i, &param),
                           "tag send");
         }
-        check_request(ucp_am_send_nbx(ep, AM_ID, NULL, 0, &m_tag_tx[i],
-                                      sizeof(uint64_t), &param), "am send");
+        fill(m_am_tx[i], i, 7000);
+        ucp_request_param_t amparam = param;
+        amparam.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+        amparam.flags        = UCP_AM_SEND_FLAG_EAGER;
+        check_request(ucp_am_send_nbx(ep, AM_ID, NULL, 0, &m_am_tx[i][0],
+                                      m_am_tx[i].size(), &amparam),
+                      "am send");
 
-        for (size_t b = 0; b < SLOT; ++b) {
-            m_put_src[i * SLOT + b] = pattern(i, b);
-        }
-        check_request(ucp_put_nbx(ep, &m_put_src[i * SLOT], SLOT,
-                                  remote(i * SLOT), m_rkey, &param), "put");
+        fill(m_put_src[i], i, 0);
+        check_request(ucp_put_nbx(ep, &m_put_src[i][0], m_put_src[i].size(),
+                                  remote(i * PUT_SLOT), m_rkey, &param),
+                      "put");
 
         if (!m_full) {
             return;
@@ -349,9 +384,11 @@ protected:
 
         memset(&param, 0, sizeof(param));
         for (unsigned i = 0; i < NUM_OPS; ++i) {
-            check_request(ucp_tag_recv_nbx(receiver().worker(), &m_tag_rx[i],
-                                           sizeof(uint64_t), i, (ucp_tag_t)-1,
-                                           &param), "tag receive");
+            m_tag_rx[i].assign(msg_size(i), 0);
+            check_request(ucp_tag_recv_nbx(receiver().worker(),
+                                           &m_tag_rx[i][0], m_tag_rx[i].size(),
+                                           i, (ucp_tag_t)-1, &param),
+                          "tag receive");
         }
         for (unsigned r = 0; r < NUM_RNDV; ++r) {
             check_request(ucp_tag_recv_nbx(receiver().worker(),
@@ -443,11 +480,13 @@ protected:
     std::vector<std::string> m_what;
     std::vector<ucs_status_t> m_status;
     std::vector<uint64_t>    m_am_rx;
+    unsigned                 m_am_bad = 0;
+    std::vector<char>        m_am_tx[NUM_OPS];
     uint64_t                 m_one;
-    uint64_t                 m_tag_tx[NUM_OPS], m_tag_rx[NUM_OPS];
+    std::vector<char>        m_tag_tx[NUM_OPS], m_tag_rx[NUM_OPS];
     uint64_t                 m_fadd_result[NUM_OPS];
     uint64_t                 m_cswap_val[NUM_OPS], m_cswap_result[NUM_OPS];
-    char                     m_put_src[NUM_OPS * SLOT];
+    std::vector<char>        m_put_src[NUM_OPS];
     char                     m_get_dst[NUM_OPS * SLOT];
     std::vector<char>        m_rndv_tx[NUM_RNDV], m_rndv_rx[NUM_RNDV];
 };
@@ -591,7 +630,7 @@ void test_rc_varuna_ucp_failover::expect_moved(const std::vector<port> &ports,
 
     /* each tagged message once, with its data */
     for (unsigned i = 0; i < NUM_OPS; ++i) {
-        EXPECT_EQ((uint64_t)i, m_tag_rx[i]) << "tag " << i;
+        EXPECT_TRUE(m_tag_rx[i] == m_tag_tx[i]) << "tag " << i;
     }
     for (unsigned r = 0; r < NUM_RNDV; ++r) {
         EXPECT_TRUE(m_rndv_tx[r] == m_rndv_rx[r]) << "rendezvous " << r;
@@ -601,10 +640,11 @@ void test_rc_varuna_ucp_failover::expect_moved(const std::vector<port> &ports,
     for (unsigned i = 0; i < NUM_OPS; ++i) {
         EXPECT_EQ((uint64_t)i, m_am_rx[i]) << "active message " << i;
     }
+    EXPECT_EQ(0u, m_am_bad) << "active messages of wrong length or data";
     /* puts landed, atomics ran once each */
     for (unsigned i = 0; i < NUM_OPS; ++i) {
-        EXPECT_EQ(0, memcmp(&m_target[i * SLOT], &m_put_src[i * SLOT], SLOT))
-            << "put " << i;
+        EXPECT_EQ(0, memcmp(&m_target[i * PUT_SLOT], &m_put_src[i][0],
+                            m_put_src[i].size())) << "put " << i;
     }
     for (unsigned i = 0; i < NUM_OPS; ++i) {
         EXPECT_EQ(0, memcmp(&m_get_dst[i * SLOT], &m_target[get_offset(i)],
