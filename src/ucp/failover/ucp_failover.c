@@ -13,15 +13,19 @@
 #include <ucp/core/ucp_context.h>
 #include <ucp/core/ucp_ep.h>
 #include <ucp/core/ucp_ep.inl>
+#include <ucp/core/ucp_mm.h>
+#include <ucp/core/ucp_mm.inl>
 #include <ucp/core/ucp_proxy_ep.h>
 #include <ucp/core/ucp_request.h>
 #include <ucp/core/ucp_request.inl>
+#include <ucp/core/ucp_rkey.h>
 #include <ucp/core/ucp_worker.h>
 #include <ucp/core/ucp_worker.inl>
 #include <ucp/wireup/wireup.h>
 #include <ucp/wireup/wireup_ep.h>
 #include <uct/api/v2/uct_v2.h>
 #include <ucs/config/parser.h>
+#include <ucs/datastruct/khash.h>
 #include <ucs/debug/log.h>
 #include <ucs/debug/memtrack_int.h>
 #include <ucs/sys/stubs.h>
@@ -37,10 +41,12 @@
  * UCP lane failover (DESIGN.md section 7).
  *
  * A lane's transport endpoint failed for good (for rc_varuna: both of its
- * paths are dead) while the UCP endpoint has another lane to the same peer,
- * on the same memory domain (so remote keys, registrations and limits stay
- * valid: the other port of a dual-port device, or another interface of the
- * same rc_varuna memory domain). Then:
+ * paths are dead) while the UCP endpoint has another lane to the same peer
+ * with the same transport: on the same memory domain (the other port of a
+ * dual-port device: remote keys and registrations stay valid), or on
+ * another one (another device pair: every remote key and memory handle the
+ * failed lane's operations carry is translated on the way, see "Another
+ * memory domain" below). Then:
  *
  *   hold     the failed lane's index now leads to a proxy (ucp_proxy_ep_t)
  *            whose endpoint holds everything: operations answer "no
@@ -160,6 +166,8 @@ typedef struct ucp_failover {
     uint8_t                 state;        /* ucp_failover_state_t */
     uint8_t                 query_sent;
     uint8_t                 listed;       /* in ucp_failover_list */
+    uint8_t                 other_md;     /* the other lane is on another
+                                             memory domain */
     uint32_t                seq;
     ucs_status_t            status;       /* of the failure */
     uct_ep_h                failed_ep;    /* the failed transport endpoint */
@@ -167,6 +175,21 @@ typedef struct ucp_failover {
     uct_ep_t                hold_ep;      /* the proxy's endpoint while
                                              holding */
     uct_iface_t             hold_iface;
+    uct_ep_t                xlate_ep;     /* the proxy's endpoint after the
+                                             replay, to another memory
+                                             domain: translates, forwards */
+    uct_iface_t             xlate_iface;
+    ucp_md_index_t          md_from;      /* local memory domains */
+    ucp_md_index_t          md_to;
+    ucp_md_index_t          dst_md_from;  /* the peer's memory domains */
+    ucp_md_index_t          dst_md_to;
+    struct {
+        ucp_rkey_h          rkey;         /* where the last key came from */
+        uct_rkey_t          from;
+        uct_rkey_t          to;
+    } last_rkey;
+    unsigned                rkeys_translated;  /* operations */
+    unsigned                memh_translated;   /* buffers registered */
     ucs_queue_head_t        held;         /* pending requests, in order */
     ucs_queue_head_t        replay;       /* handed back, in order */
     uint8_t                 tx_token[UCT_EP_TOKEN_MAX_LENGTH];
@@ -181,17 +204,24 @@ typedef struct ucp_failover {
     char                    *report;      /* UCX_UCP_FAILOVER_REPORT */
 } ucp_failover_t;
 
+/* The remote keys of endpoints that may move a lane to another memory
+ * domain: the unpacked key -> its endpoint */
+KHASH_MAP_INIT_INT64(ucp_failover_rkeys, ucp_ep_h);
+
 /* Failovers under way or done, of every worker of the process (there are
  * few: one per failed lane) */
 static UCS_LIST_HEAD(ucp_failover_list);
-static ucs_spinlock_t ucp_failover_lock;
+static ucs_spinlock_t ucp_failover_lock;  /* the list and the keys */
 static uint32_t ucp_failover_seq;
+static khash_t(ucp_failover_rkeys) ucp_failover_rkeys;
 
 UCS_STATIC_INIT {
     ucs_spinlock_init(&ucp_failover_lock, 0);
+    kh_init_inplace(ucp_failover_rkeys, &ucp_failover_rkeys);
 }
 
 UCS_STATIC_CLEANUP {
+    kh_destroy_inplace(ucp_failover_rkeys, &ucp_failover_rkeys);
     ucs_spinlock_destroy(&ucp_failover_lock);
 }
 
@@ -400,6 +430,588 @@ static int ucp_failover_is_holding(uct_ep_h uct_ep)
            (proxy->uct_ep->iface->ops.ep_destroy == ucp_failover_hold_destroy);
 }
 
+
+/* ------------------------------------------------------------------------
+ * Another memory domain: the translating endpoint
+ *
+ * The failed lane's operations (those handed back, those held, and every
+ * later one, which UCP keeps sending to the failed lane's index) carry the
+ * remote keys of the peer's memory domain of that lane and the local
+ * memory handles of ours. On a lane of another memory domain both are
+ * translated:
+ *   remote key  UCP unpacks a remote key for every memory domain the peer
+ *               packed it for, so the key for the other lane is in the same
+ *               ucp_rkey_t; the registry below finds it from the failed
+ *               lane's key. A key the peer did not pack for the other
+ *               memory domain cannot be translated: the operation fails.
+ *   memory      the buffer is registered on the other memory domain (UCP's
+ *               registration cache), held until the operation completes.
+ * Limits (short, bcopy, zcopy sizes, iov entries) are the failed lane's,
+ * which UCP keeps using: the other lane's must be at least as large
+ * (ucp_failover_substitute).
+ * ------------------------------------------------------------------------ */
+
+/* The endpoint has lanes of a transport that can purge on two memory
+ * domains: a lane may move from one to the other */
+static int ucp_failover_ep_may_change_md(ucp_ep_h ep)
+{
+    ucp_worker_h worker   = ep->worker;
+    ucp_md_index_t first  = UCP_NULL_RESOURCE;
+    ucp_rsc_index_t rsc_index;
+    ucp_lane_index_t lane;
+    ucp_md_index_t md_index;
+
+    for (lane = 0; lane < ucp_ep_num_lanes(ep); ++lane) {
+        rsc_index = ucp_ep_get_rsc_index(ep, lane);
+        if ((rsc_index == UCP_NULL_RESOURCE) ||
+            !(ucp_worker_iface(worker, rsc_index)->attr.cap.flags &
+              UCT_IFACE_FLAG_EP_OUTSTANDING_PURGE)) {
+            continue;
+        }
+        md_index = ucp_ep_md_index(ep, lane);
+        if (first == UCP_NULL_RESOURCE) {
+            first = md_index;
+        } else if (md_index != first) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void ucp_failover_rkey_unpacked(ucp_ep_h ep, ucp_rkey_h rkey)
+{
+    khiter_t iter;
+    int ret;
+
+    if ((ucs_popcount(rkey->md_map) < 2) ||
+        !ucp_failover_ep_may_change_md(ep)) {
+        return;
+    }
+
+    ucs_spin_lock(&ucp_failover_lock);
+    iter = kh_put(ucp_failover_rkeys, &ucp_failover_rkeys, (uintptr_t)rkey,
+                  &ret);
+    if (ret >= 0) {
+        kh_value(&ucp_failover_rkeys, iter) = ep;
+        rkey->flags                        |= UCP_RKEY_DESC_FLAG_FAILOVER;
+    }
+    ucs_spin_unlock(&ucp_failover_lock);
+}
+
+void ucp_failover_rkey_destroyed(ucp_rkey_h rkey)
+{
+    khiter_t iter;
+
+    ucs_spin_lock(&ucp_failover_lock);
+    iter = kh_get(ucp_failover_rkeys, &ucp_failover_rkeys, (uintptr_t)rkey);
+    if (iter != kh_end(&ucp_failover_rkeys)) {
+        kh_del(ucp_failover_rkeys, &ucp_failover_rkeys, iter);
+    }
+    ucs_spin_unlock(&ucp_failover_lock);
+}
+
+/* The key of remote key rkey for the peer's memory domain md; 0 if none */
+static int ucp_failover_rkey_of(ucp_rkey_h rkey, ucp_md_index_t md,
+                                uct_rkey_t *value_p)
+{
+    if (!(rkey->md_map & UCS_BIT(md))) {
+        return 0;
+    }
+    *value_p = rkey->tl_rkey[ucs_bitmap2idx(rkey->md_map, md)].rkey.rkey;
+    return 1;
+}
+
+/* Called with the lock held: rkey is still a registered key of fo's
+ * endpoint whose key for the failed lane is from */
+static int ucp_failover_rkey_matches(ucp_failover_t *fo, ucp_rkey_h rkey,
+                                     uct_rkey_t from)
+{
+    khiter_t iter = kh_get(ucp_failover_rkeys, &ucp_failover_rkeys,
+                           (uintptr_t)rkey);
+    uct_rkey_t value;
+
+    return (iter != kh_end(&ucp_failover_rkeys)) &&
+           (kh_value(&ucp_failover_rkeys, iter) == fo->ep) &&
+           ucp_failover_rkey_of(rkey, fo->dst_md_from, &value) &&
+           (value == from);
+}
+
+/* The peer's key for the other lane's memory domain, of the memory the
+ * failed lane's key `from` opens */
+static ucs_status_t ucp_failover_xlate_rkey(ucp_failover_t *fo,
+                                            uct_rkey_t from, uct_rkey_t *to_p)
+{
+    ucs_status_t status = UCS_ERR_NO_ELEM;
+    ucp_rkey_h rkey;
+    khiter_t iter;
+
+    ucs_spin_lock(&ucp_failover_lock);
+    /* the same key as last time, mostly */
+    if ((fo->last_rkey.rkey != NULL) && (fo->last_rkey.from == from) &&
+        ucp_failover_rkey_matches(fo, fo->last_rkey.rkey, from)) {
+        *to_p  = fo->last_rkey.to;
+        status = UCS_OK;
+        goto out;
+    }
+
+    for (iter = kh_begin(&ucp_failover_rkeys);
+         iter != kh_end(&ucp_failover_rkeys); ++iter) {
+        if (!kh_exist(&ucp_failover_rkeys, iter)) {
+            continue;
+        }
+        rkey = (ucp_rkey_h)(uintptr_t)kh_key(&ucp_failover_rkeys, iter);
+        if (!ucp_failover_rkey_matches(fo, rkey, from)) {
+            continue;
+        }
+        if (!ucp_failover_rkey_of(rkey, fo->dst_md_to, to_p)) {
+            /* this memory was not packed for the other memory domain */
+            continue;
+        }
+        fo->last_rkey.rkey = rkey;
+        fo->last_rkey.from = from;
+        fo->last_rkey.to   = *to_p;
+        status = UCS_OK;
+        break;
+    }
+
+out:
+    ucs_spin_unlock(&ucp_failover_lock);
+    if (status == UCS_OK) {
+        ++fo->rkeys_translated;
+    } else {
+        ucs_error("ep %p: lane %u moved to another memory domain, but the "
+                  "remote key 0x%" PRIx64 " has no key for it: the operation "
+                  "fails", fo->ep, fo->lane, (uint64_t)from);
+    }
+    return status;
+}
+
+/* A zero-copy operation's buffers, registered on the other memory domain
+ * until it completes; then the original completion */
+typedef struct {
+    uct_completion_t        super;
+    uct_completion_t        *orig;
+    ucp_context_h           context;
+    size_t                  num_memh;
+    ucp_mem_h               *memh;
+    uct_iov_t               iov[];
+} ucp_failover_zcopy_t;
+
+static void ucp_failover_zcopy_release(ucp_failover_zcopy_t *zc)
+{
+    size_t i;
+
+    for (i = 0; i < zc->num_memh; ++i) {
+        ucp_memh_put(zc->context, zc->memh[i], 0);
+    }
+    ucs_free(zc);
+}
+
+static void ucp_failover_zcopy_completed(uct_completion_t *self)
+{
+    ucp_failover_zcopy_t *zc = ucs_derived_of(self, ucp_failover_zcopy_t);
+    uct_completion_t *orig   = zc->orig;
+    ucs_status_t status      = self->status;
+
+    ucp_failover_zcopy_release(zc);
+    if (orig != NULL) {
+        ucp_invoke_uct_completion(orig, status);
+    }
+}
+
+static ucs_status_t
+ucp_failover_zcopy_start(ucp_failover_t *fo, const uct_iov_t *iov,
+                         size_t iovcnt, uct_completion_t *comp,
+                         ucp_failover_zcopy_t **zc_p)
+{
+    ucp_context_h context = fo->ep->worker->context;
+    ucp_failover_zcopy_t *zc;
+    ucs_status_t status;
+    ucp_mem_h memh;
+    size_t i, span;
+
+    zc = ucs_malloc(sizeof(*zc) + iovcnt * (sizeof(uct_iov_t) +
+                                            sizeof(ucp_mem_h)),
+                    "ucp_failover_zcopy");
+    if (zc == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    zc->super.func   = ucp_failover_zcopy_completed;
+    zc->super.count  = 1;
+    zc->super.status = UCS_OK;
+    zc->orig         = comp;
+    zc->context      = context;
+    zc->num_memh     = 0;
+    zc->memh         = (ucp_mem_h*)&zc->iov[iovcnt];
+
+    for (i = 0; i < iovcnt; ++i) {
+        zc->iov[i] = iov[i];
+        if ((iov[i].memh == UCT_MEM_HANDLE_NULL) || (iov[i].length == 0)) {
+            continue;
+        }
+        span   = (ucs_max(iov[i].count, 1) - 1) * iov[i].stride +
+                 iov[i].length;
+        status = ucp_memh_get(context, iov[i].buffer, span,
+                              UCS_MEMORY_TYPE_HOST, UCS_BIT(fo->md_to),
+                              UCT_MD_MEM_ACCESS_RMA, &memh);
+        if (status != UCS_OK) {
+            ucs_error("ep %p: cannot register %p..+%zu on the other lane's "
+                      "memory domain: %s", fo->ep, iov[i].buffer, span,
+                      ucs_status_string(status));
+            zc->orig = NULL;
+            ucp_failover_zcopy_release(zc);
+            return status;
+        }
+        zc->memh[zc->num_memh++] = memh;
+        zc->iov[i].memh          = memh->uct[fo->md_to];
+        ++fo->memh_translated;
+    }
+
+    *zc_p = zc;
+    return UCS_OK;
+}
+
+/* The operation was posted, or not: unless it is in progress, the caller
+ * knows its outcome and the registrations go */
+static ucs_status_t ucp_failover_zcopy_posted(ucp_failover_zcopy_t *zc,
+                                              ucs_status_t status)
+{
+    if (status != UCS_INPROGRESS) {
+        zc->orig = NULL;
+        ucp_failover_zcopy_release(zc);
+    }
+    return status;
+}
+
+static ucp_failover_t *ucp_failover_of_xlate(uct_ep_h xlate_ep)
+{
+    return ucs_container_of(xlate_ep, ucp_failover_t, xlate_ep);
+}
+
+static uct_ep_h ucp_failover_sub_ep(ucp_failover_t *fo)
+{
+    return fo->ep->uct_eps[fo->sub_lane];
+}
+
+/* The operations below: translate, then post on the other lane */
+#define UCP_FAILOVER_XLATE_RKEY(_fo, _rkey, _to) \
+    { \
+        ucs_status_t _status = ucp_failover_xlate_rkey(_fo, _rkey, &(_to)); \
+        if (_status != UCS_OK) { \
+            return _status; \
+        } \
+    }
+
+static ucs_status_t ucp_failover_xlate_put_short(uct_ep_h ep,
+                                                 const void *buffer,
+                                                 unsigned length,
+                                                 uint64_t remote_addr,
+                                                 uct_rkey_t rkey)
+{
+    ucp_failover_t *fo = ucp_failover_of_xlate(ep);
+    uct_rkey_t to;
+
+    UCP_FAILOVER_XLATE_RKEY(fo, rkey, to);
+    return uct_ep_put_short(ucp_failover_sub_ep(fo), buffer, length,
+                            remote_addr, to);
+}
+
+static ssize_t ucp_failover_xlate_put_bcopy(uct_ep_h ep,
+                                            uct_pack_callback_t pack_cb,
+                                            void *arg, uint64_t remote_addr,
+                                            uct_rkey_t rkey)
+{
+    ucp_failover_t *fo = ucp_failover_of_xlate(ep);
+    uct_rkey_t to;
+
+    UCP_FAILOVER_XLATE_RKEY(fo, rkey, to);
+    return uct_ep_put_bcopy(ucp_failover_sub_ep(fo), pack_cb, arg,
+                            remote_addr, to);
+}
+
+static ucs_status_t ucp_failover_xlate_put_zcopy(uct_ep_h ep,
+                                                 const uct_iov_t *iov,
+                                                 size_t iovcnt,
+                                                 uint64_t remote_addr,
+                                                 uct_rkey_t rkey,
+                                                 uct_completion_t *comp)
+{
+    ucp_failover_t *fo = ucp_failover_of_xlate(ep);
+    ucp_failover_zcopy_t *zc;
+    ucs_status_t status;
+    uct_rkey_t to;
+
+    UCP_FAILOVER_XLATE_RKEY(fo, rkey, to);
+    status = ucp_failover_zcopy_start(fo, iov, iovcnt, comp, &zc);
+    if (status != UCS_OK) {
+        return status;
+    }
+    return ucp_failover_zcopy_posted(zc,
+            uct_ep_put_zcopy(ucp_failover_sub_ep(fo), zc->iov, iovcnt,
+                             remote_addr, to, &zc->super));
+}
+
+static ucs_status_t ucp_failover_xlate_get_bcopy(uct_ep_h ep,
+                                                 uct_unpack_callback_t
+                                                 unpack_cb,
+                                                 void *arg, size_t length,
+                                                 uint64_t remote_addr,
+                                                 uct_rkey_t rkey,
+                                                 uct_completion_t *comp)
+{
+    ucp_failover_t *fo = ucp_failover_of_xlate(ep);
+    uct_rkey_t to;
+
+    UCP_FAILOVER_XLATE_RKEY(fo, rkey, to);
+    return uct_ep_get_bcopy(ucp_failover_sub_ep(fo), unpack_cb, arg, length,
+                            remote_addr, to, comp);
+}
+
+static ucs_status_t ucp_failover_xlate_get_zcopy(uct_ep_h ep,
+                                                 const uct_iov_t *iov,
+                                                 size_t iovcnt,
+                                                 uint64_t remote_addr,
+                                                 uct_rkey_t rkey,
+                                                 uct_completion_t *comp)
+{
+    ucp_failover_t *fo = ucp_failover_of_xlate(ep);
+    ucp_failover_zcopy_t *zc;
+    ucs_status_t status;
+    uct_rkey_t to;
+
+    UCP_FAILOVER_XLATE_RKEY(fo, rkey, to);
+    status = ucp_failover_zcopy_start(fo, iov, iovcnt, comp, &zc);
+    if (status != UCS_OK) {
+        return status;
+    }
+    return ucp_failover_zcopy_posted(zc,
+            uct_ep_get_zcopy(ucp_failover_sub_ep(fo), zc->iov, iovcnt,
+                             remote_addr, to, &zc->super));
+}
+
+static ucs_status_t ucp_failover_xlate_am_short(uct_ep_h ep, uint8_t id,
+                                                uint64_t header,
+                                                const void *payload,
+                                                unsigned length)
+{
+    return uct_ep_am_short(ucp_failover_sub_ep(ucp_failover_of_xlate(ep)),
+                           id, header, payload, length);
+}
+
+static ucs_status_t ucp_failover_xlate_am_short_iov(uct_ep_h ep, uint8_t id,
+                                                    const uct_iov_t *iov,
+                                                    size_t iovcnt)
+{
+    /* short: the data is copied, no memory handle is used */
+    return uct_ep_am_short_iov(ucp_failover_sub_ep(ucp_failover_of_xlate(ep)),
+                               id, iov, iovcnt);
+}
+
+static ssize_t ucp_failover_xlate_am_bcopy(uct_ep_h ep, uint8_t id,
+                                           uct_pack_callback_t pack_cb,
+                                           void *arg, unsigned flags)
+{
+    return uct_ep_am_bcopy(ucp_failover_sub_ep(ucp_failover_of_xlate(ep)),
+                           id, pack_cb, arg, flags);
+}
+
+static ucs_status_t ucp_failover_xlate_am_zcopy(uct_ep_h ep, uint8_t id,
+                                                const void *header,
+                                                unsigned header_length,
+                                                const uct_iov_t *iov,
+                                                size_t iovcnt, unsigned flags,
+                                                uct_completion_t *comp)
+{
+    ucp_failover_t *fo = ucp_failover_of_xlate(ep);
+    ucp_failover_zcopy_t *zc;
+    ucs_status_t status;
+
+    status = ucp_failover_zcopy_start(fo, iov, iovcnt, comp, &zc);
+    if (status != UCS_OK) {
+        return status;
+    }
+    return ucp_failover_zcopy_posted(zc,
+            uct_ep_am_zcopy(ucp_failover_sub_ep(fo), id, header,
+                            header_length, zc->iov, iovcnt, flags,
+                            &zc->super));
+}
+
+static ucs_status_t ucp_failover_xlate_atomic_cswap64(uct_ep_h ep,
+                                                      uint64_t compare,
+                                                      uint64_t swap,
+                                                      uint64_t remote_addr,
+                                                      uct_rkey_t rkey,
+                                                      uint64_t *result,
+                                                      uct_completion_t *comp)
+{
+    ucp_failover_t *fo = ucp_failover_of_xlate(ep);
+    uct_rkey_t to;
+
+    UCP_FAILOVER_XLATE_RKEY(fo, rkey, to);
+    return uct_ep_atomic_cswap64(ucp_failover_sub_ep(fo), compare, swap,
+                                 remote_addr, to, result, comp);
+}
+
+static ucs_status_t ucp_failover_xlate_atomic_cswap32(uct_ep_h ep,
+                                                      uint32_t compare,
+                                                      uint32_t swap,
+                                                      uint64_t remote_addr,
+                                                      uct_rkey_t rkey,
+                                                      uint32_t *result,
+                                                      uct_completion_t *comp)
+{
+    ucp_failover_t *fo = ucp_failover_of_xlate(ep);
+    uct_rkey_t to;
+
+    UCP_FAILOVER_XLATE_RKEY(fo, rkey, to);
+    return uct_ep_atomic_cswap32(ucp_failover_sub_ep(fo), compare, swap,
+                                 remote_addr, to, result, comp);
+}
+
+static ucs_status_t ucp_failover_xlate_atomic64_post(uct_ep_h ep,
+                                                     uct_atomic_op_t opcode,
+                                                     uint64_t value,
+                                                     uint64_t remote_addr,
+                                                     uct_rkey_t rkey)
+{
+    ucp_failover_t *fo = ucp_failover_of_xlate(ep);
+    uct_rkey_t to;
+
+    UCP_FAILOVER_XLATE_RKEY(fo, rkey, to);
+    return uct_ep_atomic64_post(ucp_failover_sub_ep(fo), opcode, value,
+                                remote_addr, to);
+}
+
+static ucs_status_t ucp_failover_xlate_atomic32_post(uct_ep_h ep,
+                                                     uct_atomic_op_t opcode,
+                                                     uint32_t value,
+                                                     uint64_t remote_addr,
+                                                     uct_rkey_t rkey)
+{
+    ucp_failover_t *fo = ucp_failover_of_xlate(ep);
+    uct_rkey_t to;
+
+    UCP_FAILOVER_XLATE_RKEY(fo, rkey, to);
+    return uct_ep_atomic32_post(ucp_failover_sub_ep(fo), opcode, value,
+                                remote_addr, to);
+}
+
+static ucs_status_t ucp_failover_xlate_atomic64_fetch(uct_ep_h ep,
+                                                      uct_atomic_op_t opcode,
+                                                      uint64_t value,
+                                                      uint64_t *result,
+                                                      uint64_t remote_addr,
+                                                      uct_rkey_t rkey,
+                                                      uct_completion_t *comp)
+{
+    ucp_failover_t *fo = ucp_failover_of_xlate(ep);
+    uct_rkey_t to;
+
+    UCP_FAILOVER_XLATE_RKEY(fo, rkey, to);
+    return uct_ep_atomic64_fetch(ucp_failover_sub_ep(fo), opcode, value,
+                                 result, remote_addr, to, comp);
+}
+
+static ucs_status_t ucp_failover_xlate_atomic32_fetch(uct_ep_h ep,
+                                                      uct_atomic_op_t opcode,
+                                                      uint32_t value,
+                                                      uint32_t *result,
+                                                      uint64_t remote_addr,
+                                                      uct_rkey_t rkey,
+                                                      uct_completion_t *comp)
+{
+    ucp_failover_t *fo = ucp_failover_of_xlate(ep);
+    uct_rkey_t to;
+
+    UCP_FAILOVER_XLATE_RKEY(fo, rkey, to);
+    return uct_ep_atomic32_fetch(ucp_failover_sub_ep(fo), opcode, value,
+                                 result, remote_addr, to, comp);
+}
+
+static ucs_status_t ucp_failover_xlate_pending_add(uct_ep_h ep,
+                                                   uct_pending_req_t *req,
+                                                   unsigned flags)
+{
+    return uct_ep_pending_add(ucp_failover_sub_ep(ucp_failover_of_xlate(ep)),
+                              req, flags);
+}
+
+static void ucp_failover_xlate_pending_purge(uct_ep_h ep,
+                                             uct_pending_purge_callback_t cb,
+                                             void *arg)
+{
+    uct_ep_pending_purge(ucp_failover_sub_ep(ucp_failover_of_xlate(ep)), cb,
+                         arg);
+}
+
+static ucs_status_t ucp_failover_xlate_flush(uct_ep_h ep, unsigned flags,
+                                             uct_completion_t *comp)
+{
+    return uct_ep_flush(ucp_failover_sub_ep(ucp_failover_of_xlate(ep)), flags,
+                        comp);
+}
+
+static ucs_status_t ucp_failover_xlate_fence(uct_ep_h ep, unsigned flags)
+{
+    return uct_ep_fence(ucp_failover_sub_ep(ucp_failover_of_xlate(ep)), flags);
+}
+
+static ucs_status_t ucp_failover_xlate_check(uct_ep_h ep, unsigned flags,
+                                             uct_completion_t *comp)
+{
+    return uct_ep_check(ucp_failover_sub_ep(ucp_failover_of_xlate(ep)), flags,
+                        comp);
+}
+
+/* The proxy does not own the translating endpoint: the failover ends with
+ * the lane (ucp_failover_ep_cleanup) */
+static const uct_iface_ops_t ucp_failover_xlate_ops = {
+    .ep_put_short        = ucp_failover_xlate_put_short,
+    .ep_put_bcopy        = ucp_failover_xlate_put_bcopy,
+    .ep_put_zcopy        = ucp_failover_xlate_put_zcopy,
+    .ep_get_short        = (uct_ep_get_short_func_t)
+                           ucs_empty_function_return_unsupported,
+    .ep_get_bcopy        = ucp_failover_xlate_get_bcopy,
+    .ep_get_zcopy        = ucp_failover_xlate_get_zcopy,
+    .ep_am_short         = ucp_failover_xlate_am_short,
+    .ep_am_short_iov     = ucp_failover_xlate_am_short_iov,
+    .ep_am_bcopy         = ucp_failover_xlate_am_bcopy,
+    .ep_am_zcopy         = ucp_failover_xlate_am_zcopy,
+    .ep_atomic_cswap64   = ucp_failover_xlate_atomic_cswap64,
+    .ep_atomic_cswap32   = ucp_failover_xlate_atomic_cswap32,
+    .ep_atomic64_post    = ucp_failover_xlate_atomic64_post,
+    .ep_atomic32_post    = ucp_failover_xlate_atomic32_post,
+    .ep_atomic64_fetch   = ucp_failover_xlate_atomic64_fetch,
+    .ep_atomic32_fetch   = ucp_failover_xlate_atomic32_fetch,
+    .ep_tag_eager_short  = (uct_ep_tag_eager_short_func_t)
+                           ucs_empty_function_return_unsupported,
+    .ep_tag_eager_bcopy  = (uct_ep_tag_eager_bcopy_func_t)
+                           ucs_empty_function_return_unsupported,
+    .ep_tag_eager_zcopy  = (uct_ep_tag_eager_zcopy_func_t)
+                           ucs_empty_function_return_unsupported,
+    .ep_tag_rndv_zcopy   = (uct_ep_tag_rndv_zcopy_func_t)
+                           ucs_empty_function_return_ptr_no_resource,
+    .ep_tag_rndv_cancel  = (uct_ep_tag_rndv_cancel_func_t)
+                           ucs_empty_function_return_unsupported,
+    .ep_tag_rndv_request = (uct_ep_tag_rndv_request_func_t)
+                           ucs_empty_function_return_unsupported,
+    .ep_pending_add      = ucp_failover_xlate_pending_add,
+    .ep_pending_purge    = ucp_failover_xlate_pending_purge,
+    .ep_flush            = ucp_failover_xlate_flush,
+    .ep_fence            = ucp_failover_xlate_fence,
+    .ep_check            = ucp_failover_xlate_check,
+    .ep_get_address      = (uct_ep_get_address_func_t)
+                           ucs_empty_function_return_unsupported,
+    .ep_connect_to_ep    = (uct_ep_connect_to_ep_func_t)
+                           ucs_empty_function_return_unsupported,
+    .ep_destroy          = (uct_ep_destroy_func_t)ucs_empty_function
+};
+
+/* Where the lane's operations go once the replay starts */
+static uct_ep_h ucp_failover_target_ep(ucp_failover_t *fo)
+{
+    return fo->other_md ? &fo->xlate_ep : ucp_failover_sub_ep(fo);
+}
 
 /* ------------------------------------------------------------------------
  * Messages
@@ -714,7 +1326,7 @@ static ucs_status_t ucp_failover_op_post(uct_ep_h uct_ep,
 /* Post what was handed back, in order, as far as resources go */
 static ucs_status_t ucp_failover_replay(ucp_failover_t *fo)
 {
-    uct_ep_h uct_ep = fo->ep->uct_eps[fo->sub_lane];
+    uct_ep_h uct_ep = ucp_failover_target_ep(fo);
     ucp_failover_op_t *op;
     ucs_status_t status;
 
@@ -790,25 +1402,29 @@ static void ucp_failover_report(ucp_failover_t *fo)
             fprintf(file, "{\"event\":\"lane_failover\",\"pid\":%d,"
                     "\"ep\":\"%p\",\"status\":\"%s\",\"from_lane\":%u,"
                     "\"from\":\"%s\",\"to_lane\":%u,\"to\":\"%s\","
+                    "\"memory_domain\":\"%s\",\"keys_translated\":%u,"
+                    "\"buffers_registered\":%u,"
                     "\"handed_back\":%u,\"handed_back_by_op\":{%s},"
                     "\"resent\":%u,\"held\":%u,"
                     "\"failure_to_flowing_us\":%.1f}\n", getpid(), ep,
                     ucs_status_string(fo->status), fo->lane,
                     ucp_ep_get_tl_rsc(ep, fo->lane)->dev_name, fo->sub_lane,
                     ucp_ep_get_tl_rsc(ep, fo->sub_lane)->dev_name,
-                    fo->handed_back, by_op, fo->replayed, fo->held_count,
+                    fo->other_md ? "other" : "same", fo->rkeys_translated,
+                    fo->memh_translated, fo->handed_back, by_op, fo->replayed, fo->held_count,
                     us);
             fclose(file);
         }
     }
 
     ucs_info("ep %p: lane %u (%s) failed (%s); its traffic moved to lane %u "
-             "(%s): %u operations resent (handed back by the transport as "
+             "(%s, %s memory domain): %u operations resent (handed back by the transport as "
              "never executed: {%s}), %u requests held meanwhile; traffic "
              "flowing again %.1f us after the failure", ep, fo->lane,
              ucp_ep_get_tl_rsc(ep, fo->lane)->dev_name,
              ucs_status_string(fo->status), fo->sub_lane,
-             ucp_ep_get_tl_rsc(ep, fo->sub_lane)->dev_name, fo->replayed,
+             ucp_ep_get_tl_rsc(ep, fo->sub_lane)->dev_name,
+             fo->other_md ? "another" : "the same", fo->replayed,
              by_op, fo->held_count, us);
 }
 
@@ -825,7 +1441,7 @@ static void ucp_failover_forward(ucp_failover_t *fo)
     /* the proxy stops owning the hold endpoint: the failover stays listed,
      * with the failed endpoint, until the lane is destroyed */
     ucp_proxy_ep_set_uct_ep(ucs_derived_of(fo->proxy, ucp_proxy_ep_t),
-                            ep->uct_eps[fo->sub_lane], 0,
+                            ucp_failover_target_ep(fo), 0,
                             ucp_ep_get_rsc_index(ep, fo->sub_lane));
 
     ucs_queue_head_init(&held);
@@ -991,13 +1607,54 @@ UCP_DEFINE_AM(UINT64_MAX, UCP_AM_ID_FAILOVER, ucp_failover_am_handler,
  * Start and end
  * ------------------------------------------------------------------------ */
 
-/* Another lane to the same peer on the same memory domain and transport,
- * whose endpoint works */
+/* The other lane's transport takes whatever the failed lane's does: UCP
+ * keeps choosing protocols by the failed lane's limits */
+static int ucp_failover_limits_cover(const uct_iface_attr_t *sub,
+                                     const uct_iface_attr_t *failed)
+{
+#define UCP_FAILOVER_COVERS(_field) (sub->cap._field >= failed->cap._field)
+    return UCP_FAILOVER_COVERS(put.max_short) &&
+           UCP_FAILOVER_COVERS(put.max_bcopy) &&
+           UCP_FAILOVER_COVERS(put.max_zcopy) &&
+           UCP_FAILOVER_COVERS(put.max_iov) &&
+           UCP_FAILOVER_COVERS(get.max_short) &&
+           UCP_FAILOVER_COVERS(get.max_bcopy) &&
+           UCP_FAILOVER_COVERS(get.max_zcopy) &&
+           UCP_FAILOVER_COVERS(get.max_iov) &&
+           UCP_FAILOVER_COVERS(am.max_short) &&
+           UCP_FAILOVER_COVERS(am.max_bcopy) &&
+           UCP_FAILOVER_COVERS(am.max_zcopy) &&
+           UCP_FAILOVER_COVERS(am.max_hdr) &&
+           UCP_FAILOVER_COVERS(am.max_iov) &&
+           ucs_test_all_flags(sub->cap.flags, failed->cap.flags &
+                              (UCT_IFACE_FLAG_PUT_SHORT |
+                               UCT_IFACE_FLAG_PUT_BCOPY |
+                               UCT_IFACE_FLAG_PUT_ZCOPY |
+                               UCT_IFACE_FLAG_GET_BCOPY |
+                               UCT_IFACE_FLAG_GET_ZCOPY |
+                               UCT_IFACE_FLAG_AM_SHORT |
+                               UCT_IFACE_FLAG_AM_BCOPY |
+                               UCT_IFACE_FLAG_AM_ZCOPY)) &&
+           ucs_test_all_flags(sub->cap.atomic64.op_flags,
+                              failed->cap.atomic64.op_flags) &&
+           ucs_test_all_flags(sub->cap.atomic64.fop_flags,
+                              failed->cap.atomic64.fop_flags) &&
+           ucs_test_all_flags(sub->cap.atomic32.op_flags,
+                              failed->cap.atomic32.op_flags) &&
+           ucs_test_all_flags(sub->cap.atomic32.fop_flags,
+                              failed->cap.atomic32.fop_flags);
+#undef UCP_FAILOVER_COVERS
+}
+
+/* Another lane to the same peer with the same transport, whose endpoint
+ * works: on the same memory domain if there is one (nothing to translate),
+ * else on another whose transport takes what the failed lane's did */
 static ucp_lane_index_t ucp_failover_substitute(ucp_ep_h ep,
                                                 ucp_lane_index_t failed)
 {
     ucp_context_h context = ep->worker->context;
     ucp_rsc_index_t f_rsc = ucp_ep_get_rsc_index(ep, failed);
+    ucp_lane_index_t other_md = UCP_NULL_LANE;
     ucp_rsc_index_t rsc;
     ucp_lane_index_t lane;
     uct_ep_h uct_ep;
@@ -1008,17 +1665,24 @@ static ucp_lane_index_t ucp_failover_substitute(ucp_ep_h ep,
         if ((lane == failed) || (uct_ep == NULL) ||
             (rsc == UCP_NULL_RESOURCE) || (rsc == f_rsc) ||
             ucp_is_uct_ep_failed(uct_ep) || ucp_wireup_ep_test(uct_ep) ||
-            ucp_proxy_ep_test(uct_ep)) {
+            ucp_proxy_ep_test(uct_ep) ||
+            strcmp(context->tl_rscs[rsc].tl_rsc.tl_name,
+                   context->tl_rscs[f_rsc].tl_rsc.tl_name)) {
             continue;
         }
-        if ((context->tl_rscs[rsc].md_index ==
-             context->tl_rscs[f_rsc].md_index) &&
-            !strcmp(context->tl_rscs[rsc].tl_rsc.tl_name,
-                    context->tl_rscs[f_rsc].tl_rsc.tl_name)) {
+        if (context->tl_rscs[rsc].md_index ==
+            context->tl_rscs[f_rsc].md_index) {
             return lane;
         }
+        if ((other_md == UCP_NULL_LANE) &&
+            ucp_failover_limits_cover(&ucp_worker_iface(ep->worker,
+                                                        rsc)->attr,
+                                      &ucp_worker_iface(ep->worker,
+                                                        f_rsc)->attr)) {
+            other_md = lane;
+        }
     }
-    return UCP_NULL_LANE;
+    return other_md;
 }
 
 static void ucp_failover_hold_enqueue_cb(uct_pending_req_t *req, void *arg)
@@ -1058,8 +1722,8 @@ ucs_status_t ucp_failover_lane_failed(ucp_ep_h ep, ucp_lane_index_t lane,
 
     sub_lane = ucp_failover_substitute(ep, lane);
     if (sub_lane == UCP_NULL_LANE) {
-        ucs_diag("ep %p: lane %u failed (%s), no other lane to the peer on "
-                 "the same memory domain", ep, lane,
+        ucs_diag("ep %p: lane %u failed (%s), no other lane to the peer "
+                 "with the same transport", ep, lane,
                  ucs_status_string(status));
         goto out_release_config;
     }
@@ -1087,8 +1751,16 @@ ucs_status_t ucp_failover_lane_failed(ucp_ep_h ep, ucp_lane_index_t lane,
         }
     }
 
-    fo->hold_iface.ops = ucp_failover_hold_ops;
-    fo->hold_ep.iface  = &fo->hold_iface;
+    fo->hold_iface.ops  = ucp_failover_hold_ops;
+    fo->hold_ep.iface   = &fo->hold_iface;
+    fo->xlate_iface.ops = ucp_failover_xlate_ops;
+    fo->xlate_ep.iface  = &fo->xlate_iface;
+    fo->md_from         = ucp_ep_md_index(ep, lane);
+    fo->md_to           = ucp_ep_md_index(ep, sub_lane);
+    fo->dst_md_from     = ucp_ep_config(ep)->key.lanes[lane].dst_md_index;
+    fo->dst_md_to       = ucp_ep_config(ep)->key.lanes[sub_lane].dst_md_index;
+    fo->other_md        = (fo->md_from != fo->md_to) ||
+                          (fo->dst_md_from != fo->dst_md_to);
     ret = UCS_CLASS_NEW(ucp_proxy_ep_t, &fo->proxy, &forward_ops, ep,
                         &fo->hold_ep, 1);
     if (ret != UCS_OK) {
@@ -1120,9 +1792,11 @@ ucs_status_t ucp_failover_lane_failed(ucp_ep_h ep, ucp_lane_index_t lane,
     ep->uct_eps[lane] = fo->proxy;
 
     ucs_diag("ep %p: lane %u (%s) failed (%s): holding its traffic, asking "
-             "the peer over lane %u (%s) what executed", ep, lane,
-             ucp_ep_get_tl_rsc(ep, lane)->dev_name, ucs_status_string(status),
-             sub_lane, ucp_ep_get_tl_rsc(ep, sub_lane)->dev_name);
+             "the peer over lane %u (%s, %s memory domain) what executed", ep,
+             lane, ucp_ep_get_tl_rsc(ep, lane)->dev_name,
+             ucs_status_string(status), sub_lane,
+             ucp_ep_get_tl_rsc(ep, sub_lane)->dev_name,
+             fo->other_md ? "another" : "the same");
     uct_worker_progress_register_safe(worker->uct, ucp_failover_progress, fo,
                                       0, &fo->prog_id);
     return UCS_INPROGRESS;

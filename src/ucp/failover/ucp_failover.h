@@ -35,4 +35,15 @@ ucs_status_t ucp_failover_lane_failed(ucp_ep_h ep, ucp_lane_index_t lane,
  */
 void ucp_failover_ep_cleanup(ucp_ep_h ep);
 
+/*
+ * A remote key was unpacked for ep, or is destroyed. The failover keeps
+ * the keys of endpoints that may move a lane to another memory domain: the
+ * operations of such a lane carry the failed lane's key, and the same
+ * ucp_rkey_t has the key for the other lane's memory domain
+ * (UCP_RKEY_DESC_FLAG_FAILOVER marks the keys kept).
+ */
+void ucp_failover_rkey_unpacked(ucp_ep_h ep, ucp_rkey_h rkey);
+
+void ucp_failover_rkey_destroyed(ucp_rkey_h rkey);
+
 #endif
