@@ -19,10 +19,25 @@ extern "C" {
 #include <vector>
 
 
+/* an unsigned field of a JSON line; 0 if absent */
+static unsigned json_uint(const std::string &line, const std::string &field)
+{
+    std::string key = "\"" + field + "\":";
+    size_t pos      = line.find(key);
+
+    return (pos == std::string::npos) ? 0 :
+           strtoul(line.c_str() + pos + key.size(), NULL, 10);
+}
+
+
 /*
  * UCP lane failover (src/ucp/failover, DESIGN.md section 7): an endpoint
- * with two rc_varuna lanes to its peer, on two ports of one memory domain
- * whose standby ports differ too; both paths of the lane carrying the
+ * with two rc_varuna lanes to its peer whose four ports (two primaries, two
+ * standbys) differ: on one memory domain (two ports of softib0, standbys on
+ * softib1), or on two (variant other_md: softib0:1 and softib1:1, each with
+ * its standby on its own device's port 2, so the lanes' memory domains
+ * softib0+softib0 and softib1+softib1 differ and keys and registrations
+ * must be translated); both paths of the lane carrying the
  * active messages die with traffic of every kind in flight. The lane's
  * traffic must move to the other lane: no error callback, every request
  * completes once, every tagged message and active message arrives once
@@ -42,27 +57,48 @@ public:
         AM_ID      = 5
     };
 
+    enum {
+        VARIANT_SAME_MD,
+        VARIANT_OTHER_MD
+    };
+
     test_rc_varuna_ucp_failover() : m_err_count(0)
     {
+        /* the transport's settings are read when it opens (the
+         * environment); UCP's are in the test's configuration (init) */
         configure_peer_failure_settings();
-        /* two lanes on the two ports of softib0, whose standby ports are
-         * the same ports of softib1: four distinct ports */
-        m_env.push_back(new ucs::scoped_setenv("UCX_NET_DEVICES",
-                                               "softib0:1,softib0:2"));
-        m_env.push_back(new ucs::scoped_setenv("UCX_MAX_EAGER_LANES", "2"));
-        m_env.push_back(new ucs::scoped_setenv("UCX_MAX_RNDV_LANES", "2"));
         m_env.push_back(new ucs::scoped_setenv("UCX_RC_VARUNA_STANDBY",
-                                               "auto"));
+                                               other_md() ? "same" : "auto"));
+    }
+
+    /* UCP's settings */
+    void configure_lanes()
+    {
+        if (other_md()) {
+            /* softib0:1 (standby softib0:2) and softib1:1 (standby
+             * softib1:2): two memory domains */
+            modify_config("NET_DEVICES", "softib0:1,softib1:1");
+        } else {
+            /* two lanes on the two ports of softib0, whose standby ports
+             * are the same ports of softib1: one memory domain */
+            modify_config("NET_DEVICES", "softib0:1,softib0:2");
+        }
+        modify_config("MAX_EAGER_LANES", "2");
+        modify_config("MAX_RNDV_LANES", "2");
         /* messages and puts of msg_size() go short, buffered copy and zero
          * copy; only the rendezvous messages go rendezvous */
-        m_env.push_back(new ucs::scoped_setenv("UCX_ZCOPY_THRESH", "4096"));
-        m_env.push_back(new ucs::scoped_setenv("UCX_RNDV_THRESH", "65536"));
+        modify_config("ZCOPY_THRESH", "4096");
+        modify_config("RNDV_THRESH", "65536");
     }
 
     static void get_test_variants(std::vector<ucp_test_variant> &variants)
     {
-        add_variant(variants, UCP_FEATURE_TAG | UCP_FEATURE_AM |
-                              UCP_FEATURE_RMA | UCP_FEATURE_AMO64);
+        uint64_t features = UCP_FEATURE_TAG | UCP_FEATURE_AM |
+                            UCP_FEATURE_RMA | UCP_FEATURE_AMO64;
+
+        add_variant_with_value(variants, features, VARIANT_SAME_MD, "");
+        add_variant_with_value(variants, features, VARIANT_OTHER_MD,
+                               "other_md");
     }
 
     ucp_ep_params_t get_ep_params()
@@ -80,6 +116,7 @@ public:
 
     virtual void init()
     {
+        configure_lanes();
         ucp_test::init();
         if (!m_softib.error().empty()) {
             UCS_TEST_SKIP_R("no softib control: " + m_softib.error());
@@ -152,9 +189,14 @@ protected:
         return UCS_OK;
     }
 
-    /* The lane carrying the active messages and another rc_varuna lane of
-     * the same memory domain whose ports are all different; false if the
-     * endpoint has none */
+    bool other_md() const
+    {
+        return get_variant_value() == VARIANT_OTHER_MD;
+    }
+
+    /* The lane carrying the active messages and another rc_varuna lane, of
+     * the same memory domain or of another one (by the variant), whose
+     * ports are all different; false if the endpoint has none */
     bool pick_lanes(ucp_ep_h ep, ucp_lane_index_t *failed,
                     std::vector<port> *ports)
     {
@@ -166,8 +208,8 @@ protected:
             ucp_rsc_index_t rsc = ucp_ep_get_rsc_index(ep, l);
             if ((l == am_lane) || (rsc == UCP_NULL_RESOURCE) ||
                 (rsc == am_rsc) ||
-                (context->tl_rscs[rsc].md_index !=
-                 context->tl_rscs[am_rsc].md_index)) {
+                ((context->tl_rscs[rsc].md_index !=
+                  context->tl_rscs[am_rsc].md_index) != other_md())) {
                 continue;
             }
             std::vector<port> a = lane_ports(ep, am_lane);
@@ -664,18 +706,36 @@ void test_rc_varuna_ucp_failover::expect_moved(const std::vector<port> &ports,
     /* one report line per endpoint that moved its lane */
     std::ifstream in(report.c_str());
     std::string line;
-    unsigned reports = 0;
+    unsigned reports = 0, keys_translated = 0, buffers_registered = 0;
     while (std::getline(in, line)) {
         if (line.find("\"event\":\"lane_failover\"") != std::string::npos) {
             EXPECT_NE(std::string::npos,
                       line.find("\"from\":\"" + ports[0].dev + ":" +
                                 ucs::to_string(ports[0].num) + "\""))
                 << line;
+            EXPECT_NE(std::string::npos,
+                      line.find(std::string("\"memory_domain\":\"") +
+                                (other_md() ? "other" : "same") + "\""))
+                << line;
+            keys_translated += json_uint(line, "keys_translated");
+            buffers_registered += json_uint(line, "buffers_registered");
             ++reports;
         }
     }
     unlink(report.c_str());
     EXPECT_GE(reports, 1u) << "no lane failover report in " << report;
+    /* on another memory domain, the resent puts and zero-copy messages had
+     * their keys and buffers translated; on the same, nothing was */
+    if (other_md()) {
+        EXPECT_GT(keys_translated, 0u);
+        EXPECT_GT(buffers_registered, 0u);
+    } else {
+        EXPECT_EQ(0u, keys_translated);
+        EXPECT_EQ(0u, buffers_registered);
+    }
+    UCS_TEST_MESSAGE << keys_translated << " remote keys translated, "
+                     << buffers_registered << " buffers registered on the "
+                     << "other lane's memory domain";
 
     /* later traffic flows, on the lane that took over */
     uint64_t after = 42, got = 0;
