@@ -1458,8 +1458,8 @@ static void ucp_failover_forward(ucp_failover_t *fo)
  * cleanup (ucp_failover_ep_cleanup) frees fo. */
 static void ucp_failover_abort(ucp_failover_t *fo, ucs_status_t status)
 {
-    ucs_diag("ep %p: failover of lane %u gives up in state %s: %s", fo->ep,
-             fo->lane, ucp_failover_state_names[fo->state],
+    ucs_diag("ep %p: failover of lane %u cannot finish in state %s: %s",
+             fo->ep, fo->lane, ucp_failover_state_names[fo->state],
              ucs_status_string(status));
     ucp_ep_set_failed(fo->ep, fo->lane, fo->status);
 }
@@ -1833,8 +1833,9 @@ void ucp_failover_ep_cleanup(ucp_ep_h ep)
              * flushes it (which gives the failed endpoint's operations
              * back, to complete with the error) and destroys it, with the
              * failed endpoint (ucp_failover_hold_destroy) */
-            ucs_debug("ep %p: failover of lane %u gives up in state %s", ep,
-                      fo->lane, ucp_failover_state_names[fo->state]);
+            ucs_diag("ep %p: failover of lane %u gives up in state %s: the "
+                     "endpoint's lanes are discarded", ep, fo->lane,
+                     ucp_failover_state_names[fo->state]);
             continue;
         }
 
