@@ -12,6 +12,10 @@
 #                          link 2 (A1 and B1 are joined by link 1, A2 and B2
 #                          by link 2; each side's primary is on link 1, its
 #                          standby on link 2)
+#   SC_A3 SC_A4 SC_B3 SC_B4
+#                          the same for links 3 and 4, which exist after
+#                          backend_more_links (a second UCP lane: its
+#                          primary on link 3, its standby on link 4)
 #   SC_PINGPONG_ARGS       what ibv_rc_pingpong needs besides -d (a GID)
 #   SC_CYCLE_SECS          about how long a fail/heal cycle takes there
 #   SC_WAKEUP_MS           the poll timeout of the wakeup scenarios
@@ -19,6 +23,7 @@
 # and defines
 #
 #   backend_setup          the devices and links, UCX_* for them; 0 if ready
+#   backend_more_links     links 3 and 4 too; 0 if ready
 #   backend_link_active L  0 when both ends of link L are usable again
 #   backend_finish         the end of the run (after the result line)
 #   backend_packets        packets sent so far on the links, all directions

@@ -9,6 +9,11 @@
 #   "host A"                                        "host B"
 #   rxe0 - vethA1 192.0.2.1/24    <=== link 1 ===>  vethB1 192.0.2.2/24    - rxe2
 #   rxe1 - vethA2 198.51.100.1/24 <=== link 2 ===>  vethB2 198.51.100.2/24 - rxe3
+#   rxe4 - vethA3 203.0.113.1/24  <=== link 3 ===>  vethB3 203.0.113.2/24  - rxe6
+#   rxe5 - vethA4 198.18.0.1/24   <=== link 4 ===>  vethB4 198.18.0.2/24   - rxe7
+#
+# Links 3 and 4 only for the scenarios that ask (backend_more_links): a
+# second UCP lane with its own standby.
 #
 # All four devices live in one network namespace: rxe in kernel 6.1 works
 # only in init_net (its UDP socket and route lookups are there). Both ends
@@ -25,6 +30,8 @@ export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
 SC_OUT=/tmp/out                 # the host's RXE_VM_OUT, writable
 SC_A1=rxe0 SC_A2=rxe1 SC_B1=rxe2 SC_B2=rxe3
+SC_A3=rxe4 SC_A4=rxe5 SC_B3=rxe6 SC_B4=rxe7
+RXE_LINKS="1 2"                 # wired so far
 SC_CYCLE_SECS=6                 # a fail/heal cycle under TCG, generous
 SC_WAKEUP_MS=-1                 # wakeup mode: sleep until an event
 # a name: the kernel's default "(none)" is no host name to Open MPI
@@ -36,11 +43,12 @@ echo rxe-vm >/proc/sys/kernel/hostname
 
 # ---------------------------------------------------------------- wiring
 RXE_A1=192.0.2.1 RXE_B1=192.0.2.2 RXE_A2=198.51.100.1 RXE_B2=198.51.100.2
+RXE_A3=203.0.113.1 RXE_B3=203.0.113.2 RXE_A4=198.18.0.1 RXE_B4=198.18.0.2
 
-rxe_routes()  # 1, 2 or all; a downed device's routes are flushed
+rxe_routes()  # a link or all; a downed device's routes are flushed
 {
     local l a b
-    for l in 1 2; do
+    for l in $RXE_LINKS; do
         [[ ${1:-all} == all || $1 == $l ]] || continue
         a=RXE_A$l b=RXE_B$l
         ip route replace ${!b}/32 dev vethA$l src ${!a} table 100
@@ -82,9 +90,59 @@ rxe_gid_index()
     done
 }
 
+# The veth pair of link L, addressed and up
+rxe_veth()
+{
+    local l=$1 a=RXE_A$1 b=RXE_B$1
+
+    ip link add vethA$l address 02:00:00:00:0$l:0a type veth \
+        peer name vethB$l address 02:00:00:00:0$l:0b
+    # /24: UCX_IB_ROCE_LOCAL_SUBNET=y derives each port's subnet from it
+    ip addr add ${!a}/24 dev vethA$l
+    ip addr add ${!b}/24 dev vethB$l
+    ip link set vethA$l up
+    ip link set vethB$l up
+}
+
+# rxe devices on the veths of links L..., ACTIVE with the same IPv4 GID
+# index as the others: rxe_devices L...
+rxe_devices()
+{
+    local l i d a b g want= got devs=()
+
+    for l; do
+        a=SC_A$l b=SC_B$l
+        rdma link add ${!a} type rxe netdev vethA$l &&
+        rdma link add ${!b} type rxe netdev vethB$l ||
+            { sc_bad "rdma link add for link $l failed"; return 1; }
+        devs+=(${!a}:RXE_A$l ${!b}:RXE_B$l)
+    done
+    for i in $(seq 50); do
+        got=
+        for d in "${devs[@]}"; do
+            a=${d#*:}
+            g=$(rxe_gid_index ${d%%:*} ${!a})
+            got+="${g:-?} "
+        done
+        [[ $got != *'?'* ]] && break
+        fsleep 0.2
+    done
+    for g in $got; do
+        want=${RXE_GID_INDEX:-$g}
+        if [[ $g != "$want" ]]; then
+            sc_bad "IPv4 GID indices missing or different: $got"
+            return 1
+        fi
+        RXE_GID_INDEX=$want
+    done
+    for d in "${devs[@]}"; do
+        rxe_wait_active ${d%%:*} || { sc_bad "${d%%:*} is not ACTIVE"; return 1; }
+    done
+}
+
 rxe_wire()
 {
-    local l d i g0 g1 g2 g3
+    local l d
 
     ip link set lo up
     sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
@@ -93,42 +151,29 @@ rxe_wire()
         sysctl -qw net.ipv4.conf.$d.rp_filter=0 \
                    net.ipv4.conf.$d.accept_local=1
     done
-    for l in 1 2; do
-        a=RXE_A$l b=RXE_B$l
-        ip link add vethA$l address 02:00:00:00:0$l:0a type veth \
-            peer name vethB$l address 02:00:00:00:0$l:0b
-        # /24: UCX_IB_ROCE_LOCAL_SUBNET=y derives each port's subnet from it
-        ip addr add ${!a}/24 dev vethA$l
-        ip addr add ${!b}/24 dev vethB$l
-        ip link set vethA$l up
-        ip link set vethB$l up
+    for l in $RXE_LINKS; do
+        rxe_veth $l
     done
     ip rule add pref 10 iif lo lookup 100
     ip rule add pref 100 lookup local
     ip rule del pref 0
     rxe_routes all
-
-    rdma link add rxe0 type rxe netdev vethA1 &&
-    rdma link add rxe1 type rxe netdev vethA2 &&
-    rdma link add rxe2 type rxe netdev vethB1 &&
-    rdma link add rxe3 type rxe netdev vethB2 ||
-        { sc_bad "rdma link add failed"; return 1; }
-
-    for i in $(seq 50); do
-        g0=$(rxe_gid_index rxe0 $RXE_A1) g1=$(rxe_gid_index rxe1 $RXE_A2)
-        g2=$(rxe_gid_index rxe2 $RXE_B1) g3=$(rxe_gid_index rxe3 $RXE_B2)
-        [[ -n $g0 && -n $g1 && -n $g2 && -n $g3 ]] && break
-        fsleep 0.2
-    done
-    if [[ -z $g0 || "$g0$g0$g0$g0" != "$g0$g1$g2$g3" ]]; then
-        sc_bad "IPv4 GID indices missing or different: $g0 $g1 $g2 $g3"
-        return 1
-    fi
-    RXE_GID_INDEX=$g0
-    for d in rxe0 rxe1 rxe2 rxe3; do
-        rxe_wait_active $d || { sc_bad "$d is not ACTIVE"; return 1; }
-    done
+    rxe_devices $RXE_LINKS || return 1
     sc_ok "two links, rxe0..rxe3 ACTIVE, RoCEv2 IPv4 GID index $RXE_GID_INDEX"
+}
+
+backend_more_links()
+{
+    local l
+
+    [[ $RXE_LINKS == "1 2" ]] || return 0
+    for l in 3 4; do
+        rxe_veth $l
+    done
+    RXE_LINKS="1 2 3 4"
+    rxe_routes all
+    rxe_devices 3 4 || return 1
+    sc_ok "links 3 and 4, rxe4..rxe7 ACTIVE"
 }
 
 
@@ -149,26 +194,29 @@ link_heal()
     rxe_routes $1
 }
 
-# Bytes each veth sent so far: "vethA1=N vethB1=N vethA2=N vethB2=N"
+# Bytes each veth sent so far: "vethA1=N vethB1=N vethA2=N vethB2=N ..."
 rxe_tx_bytes()
 {
-    local d v o=
-    for d in vethA1 vethB1 vethA2 vethB2; do
-        read -r v </sys/class/net/$d/statistics/tx_bytes
-        o+="$d=$v "
+    local l d v o=
+    for l in $RXE_LINKS; do
+        for d in vethA$l vethB$l; do
+            read -r v </sys/class/net/$d/statistics/tx_bytes
+            o+="$d=$v "
+        done
     done
     echo "$o"
 }
 
-
-# Packets sent so far on both links, all four veths (each packet once: a
-# veth's tx is its peer's rx)
+# Packets sent so far on every link, both veths of each (each packet once:
+# a veth's tx is its peer's rx)
 backend_packets()
 {
-    local d v n=0
-    for d in vethA1 vethB1 vethA2 vethB2; do
-        read -r v </sys/class/net/$d/statistics/tx_packets
-        n=$((n + v))
+    local l d v n=0
+    for l in $RXE_LINKS; do
+        for d in vethA$l vethB$l; do
+            read -r v </sys/class/net/$d/statistics/tx_packets
+            n=$((n + v))
+        done
     done
     echo $n
 }

@@ -40,6 +40,13 @@
 #                  event; softib: 10 ms, as a sleeping process runs no
 #                  softib engine and would never hear from its peer)
 #   demo           contrib/demo's two runs (rc_varuna's recovery, blanket)
+#   lane[:ROUNDS]  two UCP lanes on two device pairs (links 1+2, 3+4);
+#                  both paths of the first die: UCP's lane failover moves
+#                  its traffic to the other memory domain (issue 10)
+#   lane-peer-killed  the same lanes; the peer is killed, then both paths
+#                  of the first lane die: the lane failover's question goes
+#                  unanswered, it gives up, the client's endpoints report
+#                  the failure once within 5 s (varuna_bidir -K)
 #   after[:MODE]   the endpoint after a failover, link kept down (issue 9):
 #                  survive, peer-killed, new-client (by default; on softib
 #                  not new-client, see sc_after); after:survive:S idles S s
@@ -47,9 +54,10 @@
 #                  same-round ratios and packets per iteration
 #   udqp           the aux UD lane's QP in the error state is reset (issue 9;
 #                  rxe only: UCX's gtest binary, test_rc_varuna_ud_aux)
-#   short          links down-A loss-B cycles:3 mpi:2 after wakeup udqp
+#   short          links down-A loss-B cycles:3 mpi:2 after wakeup udqp lane
+#                  lane-peer-killed
 #   long           links down-A down-B loss-A loss-B blanket cycles:20 mpi:10
-#                  mpi:4:4
+#                  mpi:4:4 lane lane-peer-killed
 #
 # Needs RC_VARUNA_PREFIX (our build/prefix; on rxe visible in the guest: not
 # under the host's /tmp, /run or /dev/shm), and for mpi:N RC_VARUNA_MPI_PROG (the
@@ -111,7 +119,10 @@ sc_round()
 }
 
 # sc_start NAME ROUNDS: server (B) and client (A) of varuna_demo, in the
-# background; logs and the report in $SC_LOGS/NAME
+# background; logs and the report in $SC_LOGS/NAME. Each side on its link-1
+# device with its standby on link 2, unless SC_A_NET/SC_A_STANDBY and
+# SC_B_NET/SC_B_STANDBY say otherwise (UCX_NET_DEVICES and
+# UCX_RC_VARUNA_STANDBY)
 sc_start()
 {
     SC_NAME=$1
@@ -121,12 +132,14 @@ sc_start()
     mkdir -p "$SC_DIR"
     export UCX_RC_VARUNA_REPORT=$SC_DIR/report.json
     SC_T0=$(sc_us)
-    UCX_NET_DEVICES=$SC_B1:1 UCX_RC_VARUNA_STANDBY=$SC_B2 \
+    UCX_NET_DEVICES=${SC_B_NET:-$SC_B1:1} \
+        UCX_RC_VARUNA_STANDBY=${SC_B_STANDBY:-$SC_B2} \
         timeout -k 5 "$SC_LIMIT" stdbuf -oL \
         varuna_demo server $SC_PORT >"$SC_DIR/server.log" 2>&1 &
     SC_SERVER=$!
     sc_wait_listen $SC_PORT || sc_info "$1: the server does not listen"
-    UCX_NET_DEVICES=$SC_A1:1 UCX_RC_VARUNA_STANDBY=$SC_A2 \
+    UCX_NET_DEVICES=${SC_A_NET:-$SC_A1:1} \
+        UCX_RC_VARUNA_STANDBY=${SC_A_STANDBY:-$SC_A2} \
         timeout -k 5 "$SC_LIMIT" stdbuf -oL \
         varuna_demo client 127.0.0.1 $SC_PORT "$2" >"$SC_DIR/client.log" 2>&1 &
     SC_CLIENT=$!
@@ -293,6 +306,70 @@ sc_demo()
     unset UCX_RC_VARUNA_RECOVERY
 }
 
+# UCP's lane failover on this backend (issue 10): each side has two UCP
+# lanes, on links 1 and 3, each with its standby on its own other link (2
+# and 4): two device pairs, two memory domains. Both paths of the first
+# lane die (links 1 and 2 down on A's side) at 30 % of the rounds: rc_varuna
+# fails over to the standby, which dies too, and UCP moves the lane's
+# traffic to the other lane, resending only what never executed, its keys
+# and buffers translated to the other memory domain. Must be exactly once,
+# with no error callback (the verdicts), and each side's report must have
+# a lane failover to the other memory domain.
+sc_lane()
+{
+    local rounds=${1:-20000} line n=0 other=0
+
+    backend_more_links || return 1
+    sc_mark "lane: varuna_demo over two UCP lanes (links 1+2 and 3+4)," \
+            "$rounds rounds; at 30 %: links 1 and 2 down"
+    SC_LIMIT=180
+    export UCX_MAX_EAGER_LANES=2 UCX_MAX_RNDV_LANES=2
+    # the lane failovers' lines join rc_varuna's in the run's report
+    export UCX_UCP_FAILOVER_REPORT=$SC_LOGS/lane/report.json
+    SC_A_NET=$SC_A1:1,$SC_A3:1 SC_A_STANDBY=$SC_A1=$SC_A2,$SC_A3=$SC_A4 \
+    SC_B_NET=$SC_B1:1,$SC_B3:1 SC_B_STANDBY=$SC_B1=$SC_B2,$SC_B3=$SC_B4 \
+        sc_start lane $rounds
+    sc_wait_round $((rounds * 3 / 10))
+    if sc_running; then
+        sc_event "fault: links 1 and 2 down (client at round $(sc_round))"
+        link_down 1 A
+        link_down 2 A
+    else
+        sc_info "lane: the client ended before the fault"
+    fi
+    sc_end
+    unset UCX_MAX_EAGER_LANES UCX_MAX_RNDV_LANES UCX_UCP_FAILOVER_REPORT
+    link_heal 1
+    link_heal 2
+    backend_link_active 1 && backend_link_active 2
+    sc_reports
+    if [[ -r $SC_DIR/report.json ]]; then
+        while IFS= read -r line; do
+            [[ $line == *'"event":"lane_failover"'* ]] || continue
+            n=$((n + 1))
+            [[ $(sc_json memory_domain "$line") == other ]] &&
+                other=$((other + 1))
+            echo "   lane failover pid $(sc_json pid "$line"):" \
+                 "$(sc_json from "$line") -> $(sc_json to "$line")" \
+                 "($(sc_json memory_domain "$line") memory domain):" \
+                 "handed back $(sc_json handed_back "$line")," \
+                 "$(sc_json keys_translated "$line") keys and" \
+                 "$(sc_json buffers_registered "$line") buffers translated," \
+                 "held $(sc_json held "$line");" \
+                 "$(sc_json failure_to_flowing_us "$line") us"
+        done <"$SC_DIR/report.json"
+    fi
+    if [[ $SC_OK -eq 1 && $n -ge 1 && $other -eq $n &&
+          $SC_CONFLICTS -eq 0 ]]; then
+        sc_ok "lane: exactly once, the lane moved to the other memory" \
+              "domain ($n lane failovers, $SC_REPORTS rc_varuna failovers," \
+              "$SC_SECS s)"
+    else
+        sc_bad "lane: ok=$SC_OK lane failovers=$n (other memory domain" \
+               "$other) conflicts=$SC_CONFLICTS (logs: $SC_DIR)"
+    fi
+}
+
 # ucx_perftest (UCP) between A and B over link 1, rc_varuna against
 # rc_verbs on the same devices in the same run, both with the aux UD lane
 # and equal RC timeouts (1 s) and retry counts (5): R rounds, the
@@ -415,7 +492,8 @@ sc_median()
 sc_after()
 {
     local mode=$1 idle=${2:-7} iters=4000 clients=1 cargs=() rc rs reports t
-    local port verdict= sdevs=$SC_B1:1
+    local port verdict= sdevs=$SC_B1:1 sstandby=$SC_B1=$SC_B2,$SC_B2=$SC_B1
+    local cdevs=$SC_A1:1 cstandby=$SC_A2 fault="link_down 1 A"
     SC_NAME=after-$mode
     SC_DIR=$SC_LOGS/$SC_NAME
     SC_LIMIT=120
@@ -426,6 +504,20 @@ sc_after()
                  cargs=(-w $idle) SC_LIMIT=$((120 + idle)) ;;
     peer-killed) cargs=(-K 5) ;;
     new-client)  clients=2 sdevs=$SC_B1:1,$SC_B2:1 ;;
+    lane-peer-killed)
+        # two UCP lanes (links 1+2, 3+4); the peer is killed, then both
+        # paths of the first lane die: the lane failover's question is
+        # never answered, so when the other lane fails too or after
+        # UCX_UCP_FAILOVER_TIMEOUT (1 s here) the endpoint fails as
+        # without it, reported once within 5 s
+        backend_more_links || return 1
+        cargs=(-K 5)
+        cdevs=$SC_A1:1,$SC_A3:1 cstandby=$SC_A1=$SC_A2,$SC_A3=$SC_A4
+        sdevs=$SC_B1:1,$SC_B3:1 sstandby=$SC_B1=$SC_B2,$SC_B3=$SC_B4
+        fault="link_down 1 A; link_down 2 A"
+        local -x UCX_MAX_EAGER_LANES=2 UCX_MAX_RNDV_LANES=2
+        local -x UCX_UCP_FAILOVER_TIMEOUT=1s
+        local -x UCX_UCP_FAILOVER_REPORT=$SC_DIR/report.json ;;
     esac
     if [[ $mode != survive-default ]]; then
         # local: the caller's values (the softib backend's timeout) return
@@ -435,16 +527,15 @@ sc_after()
     export UCX_RC_VARUNA_REPORT=$SC_DIR/report.json
     SC_PORT=$((SC_PORT + 1))
     port=$SC_PORT
-    sc_mark "$SC_NAME: varuna_bidir, link 1 down at iteration 2000 of" \
+    sc_mark "$SC_NAME: varuna_bidir, $fault at iteration 2000 of" \
             "$iters and kept down"
     SC_T0=$(sc_us)
-    UCX_NET_DEVICES=$sdevs \
-        UCX_RC_VARUNA_STANDBY=$SC_B1=$SC_B2,$SC_B2=$SC_B1 \
+    UCX_NET_DEVICES=$sdevs UCX_RC_VARUNA_STANDBY=$sstandby \
         timeout -k 5 "$SC_LIMIT" stdbuf -oL varuna_bidir server $port \
         -i $iters -e 2 -n $clients >"$SC_DIR/server.log" 2>&1 &
     SC_SERVER=$!
     sc_wait_listen $port || sc_info "$SC_NAME: the server does not listen"
-    UCX_NET_DEVICES=$SC_A1:1 UCX_RC_VARUNA_STANDBY=$SC_A2 \
+    UCX_NET_DEVICES=$cdevs UCX_RC_VARUNA_STANDBY=$cstandby \
         timeout -k 5 "$SC_LIMIT" stdbuf -oL varuna_bidir client 127.0.0.1 \
         $port -i $iters -e 2 -f 2000 -m "$SC_DIR/fail" -p "${cargs[@]}" \
         >"$SC_DIR/client.log" 2>&1 &
@@ -453,9 +544,16 @@ sc_after()
         fsleep 0.02
     done
     if [[ -e $SC_DIR/fail.1 ]]; then
-        sc_event "fault: link_down 1 A, kept down"
-        link_down 1 A
-        fsleep 0.7
+        if [[ $mode == lane-peer-killed ]]; then
+            # first: no answer may come (under TCG the links go down
+            # slowly enough for the peer to answer otherwise)
+            kill -KILL $SC_SERVER 2>/dev/null
+            pkill -KILL -f "varuna_bidir server $port " 2>/dev/null
+            sc_event "server killed"
+        fi
+        sc_event "fault: $fault, kept down"
+        eval "$fault"
+        [[ $mode == lane-peer-killed ]] || fsleep 0.7
         if [[ $mode == peer-killed ]]; then
             kill -KILL $SC_SERVER 2>/dev/null
             pkill -KILL -f "varuna_bidir server $port " 2>/dev/null
@@ -506,10 +604,21 @@ sc_after()
     wait $SC_SERVER
     rs=$?
     link_heal 1
+    [[ $mode == lane-* ]] && link_heal 2
     SC_SECS=$(sc_secs $(($(sc_us) - SC_T0)))
     reports=$(sc_count "$SC_DIR/report.json" '"event":"failover"')
     # a killed server ends with 137 (SIGKILL) or timeout's 124 never
-    [[ $mode == peer-killed ]] && ((rs == 137)) && rs=0
+    [[ $mode == *peer-killed ]] && ((rs == 137)) && rs=0
+    if [[ $mode == lane-* ]]; then
+        # the lane failover started and gave up, so the endpoint failed;
+        # rc_varuna's own failover to link 2 may or may not have come
+        # first (the links go down one after the other)
+        reports=$(sc_count "$SC_DIR/client.log" "what executed")
+        (($(sc_count "$SC_DIR/client.log" "gives up") >= 1)) ||
+            verdict="WRONG: the lane failover did not give up"
+        (($(sc_count "$SC_DIR/report.json" '"event":"lane_failover"') == 0)) ||
+            verdict="WRONG: a lane moved to a dead peer"
+    fi
     if ((rc == 124 || rs == 124)); then
         verdict="HANG (client exit $rc, server exit $rs)"
     elif ((rc != 0 || rs != 0)); then
@@ -523,7 +632,10 @@ sc_after()
         grep -h -E '^(client|server): (OK|WRONG)' "$t" | cut -c1-200 |
             sed 's/^/   /'
     done
-    if [[ $verdict == OK ]]; then
+    if [[ $verdict == OK && $mode == lane-* ]]; then
+        sc_ok "$SC_NAME: $reports lane failovers asked the dead peer and" \
+              "gave up; the endpoints failed, each reported once ($SC_SECS s)"
+    elif [[ $verdict == OK ]]; then
         sc_ok "$SC_NAME: $reports failover reports, then right with the" \
               "link down ($SC_SECS s)"
     else
@@ -765,9 +877,9 @@ sc_udqp()
 # ---------------------------------------------------------------- main
 list="$*"
 [[ -z $list || $list == short ]] &&
-    list="links down-A loss-B cycles:3 mpi:2 after wakeup udqp"
+    list="links down-A loss-B cycles:3 mpi:2 after wakeup udqp lane lane-peer-killed"
 [[ $list == long ]] &&
-    list="links down-A down-B loss-A loss-B blanket cycles:20 mpi:10 mpi:4:4"
+    list="links down-A down-B loss-A loss-B blanket cycles:20 mpi:10 mpi:4:4 lane lane-peer-killed"
 for sc in $list; do
     case $sc in
     links)    sc_links ;;
@@ -779,6 +891,8 @@ for sc in $list; do
     cycles)   sc_cycles 4 ;;
     cycles:*) sc_cycles ${sc#cycles:} ;;
     demo)     sc_demo ;;
+    lane)     sc_lane ;;
+    lane:*)   sc_lane ${sc#lane:} ;;
     wakeup)   VARUNA_DEMO_WAKEUP=$SC_WAKEUP_MS sc_single wakeup-A \
                   "link_down 1 A"
               VARUNA_DEMO_WAKEUP=$SC_WAKEUP_MS sc_single wakeup-loss-B \
@@ -793,6 +907,7 @@ for sc in $list; do
               [[ $SC_BACKEND == rxe ]] && sc_after new-client ;;
     after:*:*) sc=${sc#after:}; sc_after ${sc%:*} ${sc#*:} ;;
     after:*)  sc_after ${sc#after:} ;;
+    lane-peer-killed) sc_after lane-peer-killed ;;
     udqp)     sc_udqp ;;
     perftest) sc_perftest 3 ;;
     perftest:*) sc_perftest ${sc#perftest:} ;;

@@ -35,6 +35,7 @@ export UCX_RC_VARUNA_TIMEOUT=${UCX_RC_VARUNA_TIMEOUT:-32ms}
 
 SC_OUT=${SC_OUT:-$RC_VARUNA_LOGS/faults-softib}
 SC_A1=softib0 SC_A2=softib1 SC_B1=softib2 SC_B2=softib3
+SC_A3=softib4 SC_A4=softib5 SC_B3=softib6 SC_B4=softib7
 SC_CYCLE_SECS=1                 # a fail/heal cycle (~0.6 s)
 # wakeup mode: a sleeping process runs no softib engine (a real NIC works
 # on while its host sleeps), so an endless sleep would never end; 10 ms
@@ -50,6 +51,18 @@ backend_setup()
     softib devnodes >/dev/null || { sc_bad "softib devnodes failed"; return 1; }
     sc_ok "softib: four single-port devices, two links" \
           "(registry $SOFTIB_REGISTRY)"
+}
+
+# links 3 and 4: four more single-port devices (a new registry: between
+# scenarios nothing runs on the old one)
+backend_more_links()
+{
+    [[ $SOFTIB_DEVICES == *softib7* ]] && return 0
+    export SOFTIB_DEVICES=$SOFTIB_DEVICES,softib4:1,softib5:1,softib6:1,softib7:1
+    rm -f "$SOFTIB_REGISTRY"
+    softib reset >/dev/null && softib devnodes >/dev/null ||
+        { sc_bad "softib: eight devices failed"; return 1; }
+    sc_ok "softib: eight single-port devices, four links"
 }
 
 backend_link_active() { return 0; }   # softib: up at once
