@@ -729,12 +729,12 @@ static ssize_t ucp_failover_xlate_put_bcopy(uct_ep_h ep,
                             remote_addr, to);
 }
 
-static ucs_status_t ucp_failover_xlate_put_zcopy(uct_ep_h ep,
-                                                 const uct_iov_t *iov,
-                                                 size_t iovcnt,
-                                                 uint64_t remote_addr,
-                                                 uct_rkey_t rkey,
-                                                 uct_completion_t *comp)
+/* A zero-copy put or get: its key and its buffers */
+static ucs_status_t
+ucp_failover_xlate_rma_zcopy(uct_ep_h ep, uct_ep_put_zcopy_func_t post,
+                             const uct_iov_t *iov, size_t iovcnt,
+                             uint64_t remote_addr, uct_rkey_t rkey,
+                             uct_completion_t *comp)
 {
     ucp_failover_t *fo = ucp_failover_of_xlate(ep);
     ucp_failover_zcopy_t *zc;
@@ -747,8 +747,21 @@ static ucs_status_t ucp_failover_xlate_put_zcopy(uct_ep_h ep,
         return status;
     }
     return ucp_failover_zcopy_posted(zc,
-            uct_ep_put_zcopy(ucp_failover_sub_ep(fo), zc->iov, iovcnt,
-                             remote_addr, to, &zc->super));
+            post(ucp_failover_sub_ep(fo), zc->iov, iovcnt, remote_addr, to,
+                 &zc->super));
+}
+
+static ucs_status_t ucp_failover_xlate_put_zcopy(uct_ep_h ep,
+                                                 const uct_iov_t *iov,
+                                                 size_t iovcnt,
+                                                 uint64_t remote_addr,
+                                                 uct_rkey_t rkey,
+                                                 uct_completion_t *comp)
+{
+    return ucp_failover_xlate_rma_zcopy(
+            ep, ucp_failover_sub_ep(ucp_failover_of_xlate(ep))->iface->
+                    ops.ep_put_zcopy,
+            iov, iovcnt, remote_addr, rkey, comp);
 }
 
 static ucs_status_t ucp_failover_xlate_get_bcopy(uct_ep_h ep,
@@ -774,19 +787,10 @@ static ucs_status_t ucp_failover_xlate_get_zcopy(uct_ep_h ep,
                                                  uct_rkey_t rkey,
                                                  uct_completion_t *comp)
 {
-    ucp_failover_t *fo = ucp_failover_of_xlate(ep);
-    ucp_failover_zcopy_t *zc;
-    ucs_status_t status;
-    uct_rkey_t to;
-
-    UCP_FAILOVER_XLATE_RKEY(fo, rkey, to);
-    status = ucp_failover_zcopy_start(fo, iov, iovcnt, comp, &zc);
-    if (status != UCS_OK) {
-        return status;
-    }
-    return ucp_failover_zcopy_posted(zc,
-            uct_ep_get_zcopy(ucp_failover_sub_ep(fo), zc->iov, iovcnt,
-                             remote_addr, to, &zc->super));
+    return ucp_failover_xlate_rma_zcopy(
+            ep, ucp_failover_sub_ep(ucp_failover_of_xlate(ep))->iface->
+                    ops.ep_get_zcopy,
+            iov, iovcnt, remote_addr, rkey, comp);
 }
 
 static ucs_status_t ucp_failover_xlate_am_short(uct_ep_h ep, uint8_t id,

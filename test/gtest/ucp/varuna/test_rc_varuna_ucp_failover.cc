@@ -462,6 +462,7 @@ protected:
                   ucs_time_t deadline, fault how = FAULT_PORTS);
     bool setup(std::vector<port> *ports);
     void invalidate(entity &e, const std::vector<port> &lane);
+    void fail_and_expect_moved(fault how);
     void expect_moved(const std::vector<port> &ports,
                       const std::string &report, ucs_time_t deadline);
 
@@ -755,7 +756,9 @@ static std::string report_path()
            ".json";
 }
 
-UCS_TEST_P(test_rc_varuna_ucp_failover, both_paths_of_a_lane_die)
+/* The lane fails as `how` says, with traffic of every kind in flight; its
+ * traffic must move to the other lane */
+void test_rc_varuna_ucp_failover::fail_and_expect_moved(fault how)
 {
     ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(30);
     std::vector<port> ports;
@@ -766,25 +769,20 @@ UCS_TEST_P(test_rc_varuna_ucp_failover, both_paths_of_a_lane_die)
     std::string report = report_path();
     unlink(report.c_str());
     ucs::scoped_setenv report_env("UCX_UCP_FAILOVER_REPORT", report.c_str());
-    scenario(ports, ports, true, deadline);
+    scenario(ports, ports, true, deadline, how);
     expect_moved(ports, report, deadline);
+}
+
+UCS_TEST_P(test_rc_varuna_ucp_failover, both_paths_of_a_lane_die)
+{
+    fail_and_expect_moved(FAULT_PORTS);
 }
 
 /* Only the initiator's endpoint of the lane fails; the target's works until
  * the initiator's query fences it, and then moves its own side too */
 UCS_TEST_P(test_rc_varuna_ucp_failover, initiator_side_fails)
 {
-    ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(30);
-    std::vector<port> ports;
-
-    if (!setup(&ports)) {
-        UCS_TEST_SKIP_R("no two rc_varuna lanes with four distinct ports");
-    }
-    std::string report = report_path();
-    unlink(report.c_str());
-    ucs::scoped_setenv report_env("UCX_UCP_FAILOVER_REPORT", report.c_str());
-    scenario(ports, ports, true, deadline, FAULT_INITIATOR);
-    expect_moved(ports, report, deadline);
+    fail_and_expect_moved(FAULT_INITIATOR);
 }
 
 /* Only the target's endpoint of the lane fails, with the initiator's
@@ -792,17 +790,7 @@ UCS_TEST_P(test_rc_varuna_ucp_failover, initiator_side_fails)
  * paths, or the target's query comes first */
 UCS_TEST_P(test_rc_varuna_ucp_failover, target_side_fails)
 {
-    ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(30);
-    std::vector<port> ports;
-
-    if (!setup(&ports)) {
-        UCS_TEST_SKIP_R("no two rc_varuna lanes with four distinct ports");
-    }
-    std::string report = report_path();
-    unlink(report.c_str());
-    ucs::scoped_setenv report_env("UCX_UCP_FAILOVER_REPORT", report.c_str());
-    scenario(ports, ports, true, deadline, FAULT_TARGET);
-    expect_moved(ports, report, deadline);
+    fail_and_expect_moved(FAULT_TARGET);
 }
 
 UCP_INSTANTIATE_TEST_CASE_TLS(test_rc_varuna_ucp_failover, rcvar,
