@@ -840,97 +840,50 @@ static ucs_status_t ucp_failover_xlate_am_zcopy(uct_ep_h ep, uint8_t id,
                             &zc->super));
 }
 
-static ucs_status_t ucp_failover_xlate_atomic_cswap64(uct_ep_h ep,
-                                                      uint64_t compare,
-                                                      uint64_t swap,
-                                                      uint64_t remote_addr,
-                                                      uct_rkey_t rkey,
-                                                      uint64_t *result,
-                                                      uct_completion_t *comp)
-{
-    ucp_failover_t *fo = ucp_failover_of_xlate(ep);
-    uct_rkey_t to;
+/* The atomics of one operand size: their key */
+#define UCP_FAILOVER_XLATE_ATOMICS(_bits) \
+    static ucs_status_t ucp_failover_xlate_atomic_cswap##_bits( \
+            uct_ep_h ep, uint##_bits##_t compare, uint##_bits##_t swap, \
+            uint64_t remote_addr, uct_rkey_t rkey, uint##_bits##_t *result, \
+            uct_completion_t *comp) \
+    { \
+        ucp_failover_t *fo = ucp_failover_of_xlate(ep); \
+        uct_rkey_t to; \
+        \
+        UCP_FAILOVER_XLATE_RKEY(fo, rkey, to); \
+        return uct_ep_atomic_cswap##_bits(ucp_failover_sub_ep(fo), compare, \
+                                          swap, remote_addr, to, result, \
+                                          comp); \
+    } \
+    \
+    static ucs_status_t ucp_failover_xlate_atomic##_bits##_post( \
+            uct_ep_h ep, uct_atomic_op_t opcode, uint##_bits##_t value, \
+            uint64_t remote_addr, uct_rkey_t rkey) \
+    { \
+        ucp_failover_t *fo = ucp_failover_of_xlate(ep); \
+        uct_rkey_t to; \
+        \
+        UCP_FAILOVER_XLATE_RKEY(fo, rkey, to); \
+        return uct_ep_atomic##_bits##_post(ucp_failover_sub_ep(fo), opcode, \
+                                           value, remote_addr, to); \
+    } \
+    \
+    static ucs_status_t ucp_failover_xlate_atomic##_bits##_fetch( \
+            uct_ep_h ep, uct_atomic_op_t opcode, uint##_bits##_t value, \
+            uint##_bits##_t *result, uint64_t remote_addr, uct_rkey_t rkey, \
+            uct_completion_t *comp) \
+    { \
+        ucp_failover_t *fo = ucp_failover_of_xlate(ep); \
+        uct_rkey_t to; \
+        \
+        UCP_FAILOVER_XLATE_RKEY(fo, rkey, to); \
+        return uct_ep_atomic##_bits##_fetch(ucp_failover_sub_ep(fo), opcode, \
+                                            value, result, remote_addr, to, \
+                                            comp); \
+    }
 
-    UCP_FAILOVER_XLATE_RKEY(fo, rkey, to);
-    return uct_ep_atomic_cswap64(ucp_failover_sub_ep(fo), compare, swap,
-                                 remote_addr, to, result, comp);
-}
-
-static ucs_status_t ucp_failover_xlate_atomic_cswap32(uct_ep_h ep,
-                                                      uint32_t compare,
-                                                      uint32_t swap,
-                                                      uint64_t remote_addr,
-                                                      uct_rkey_t rkey,
-                                                      uint32_t *result,
-                                                      uct_completion_t *comp)
-{
-    ucp_failover_t *fo = ucp_failover_of_xlate(ep);
-    uct_rkey_t to;
-
-    UCP_FAILOVER_XLATE_RKEY(fo, rkey, to);
-    return uct_ep_atomic_cswap32(ucp_failover_sub_ep(fo), compare, swap,
-                                 remote_addr, to, result, comp);
-}
-
-static ucs_status_t ucp_failover_xlate_atomic64_post(uct_ep_h ep,
-                                                     uct_atomic_op_t opcode,
-                                                     uint64_t value,
-                                                     uint64_t remote_addr,
-                                                     uct_rkey_t rkey)
-{
-    ucp_failover_t *fo = ucp_failover_of_xlate(ep);
-    uct_rkey_t to;
-
-    UCP_FAILOVER_XLATE_RKEY(fo, rkey, to);
-    return uct_ep_atomic64_post(ucp_failover_sub_ep(fo), opcode, value,
-                                remote_addr, to);
-}
-
-static ucs_status_t ucp_failover_xlate_atomic32_post(uct_ep_h ep,
-                                                     uct_atomic_op_t opcode,
-                                                     uint32_t value,
-                                                     uint64_t remote_addr,
-                                                     uct_rkey_t rkey)
-{
-    ucp_failover_t *fo = ucp_failover_of_xlate(ep);
-    uct_rkey_t to;
-
-    UCP_FAILOVER_XLATE_RKEY(fo, rkey, to);
-    return uct_ep_atomic32_post(ucp_failover_sub_ep(fo), opcode, value,
-                                remote_addr, to);
-}
-
-static ucs_status_t ucp_failover_xlate_atomic64_fetch(uct_ep_h ep,
-                                                      uct_atomic_op_t opcode,
-                                                      uint64_t value,
-                                                      uint64_t *result,
-                                                      uint64_t remote_addr,
-                                                      uct_rkey_t rkey,
-                                                      uct_completion_t *comp)
-{
-    ucp_failover_t *fo = ucp_failover_of_xlate(ep);
-    uct_rkey_t to;
-
-    UCP_FAILOVER_XLATE_RKEY(fo, rkey, to);
-    return uct_ep_atomic64_fetch(ucp_failover_sub_ep(fo), opcode, value,
-                                 result, remote_addr, to, comp);
-}
-
-static ucs_status_t ucp_failover_xlate_atomic32_fetch(uct_ep_h ep,
-                                                      uct_atomic_op_t opcode,
-                                                      uint32_t value,
-                                                      uint32_t *result,
-                                                      uint64_t remote_addr,
-                                                      uct_rkey_t rkey,
-                                                      uct_completion_t *comp)
-{
-    ucp_failover_t *fo = ucp_failover_of_xlate(ep);
-    uct_rkey_t to;
-
-    UCP_FAILOVER_XLATE_RKEY(fo, rkey, to);
-    return uct_ep_atomic32_fetch(ucp_failover_sub_ep(fo), opcode, value,
-                                 result, remote_addr, to, comp);
-}
+UCP_FAILOVER_XLATE_ATOMICS(32)
+UCP_FAILOVER_XLATE_ATOMICS(64)
 
 static ucs_status_t ucp_failover_xlate_pending_add(uct_ep_h ep,
                                                    uct_pending_req_t *req,
