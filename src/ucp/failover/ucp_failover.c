@@ -87,8 +87,9 @@ typedef struct {
 static ucs_config_field_t ucp_failover_config_table[] = {
   {"ENABLE", "y",
    "Move the traffic of a lane whose transport endpoint failed to another\n"
-   "lane to the same peer on the same memory domain, resending only what the\n"
-   "transport says never executed (transports with\n"
+   "lane to the same peer with the same transport (on the same memory domain\n"
+   "if there is one, else on another: remote keys and buffers translated),\n"
+   "resending only what the transport says never executed (transports with\n"
    "UCT_IFACE_FLAG_EP_OUTSTANDING_PURGE, endpoints with peer error handling).\n"
    "n: the endpoint fails, as without it.",
    ucs_offsetof(ucp_failover_config_t, enable), UCS_CONFIG_TYPE_BOOL},
