@@ -919,6 +919,11 @@ uct_rc_varuna_ep_outstanding_purge(uct_ep_h tl_ep,
 /* rc_varuna_report.c */
 void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
                              uct_rc_varuna_ep_t *ep);
+void uct_rc_varuna_ep_report_purge(uct_rc_varuna_iface_t *iface,
+                                   uct_rc_varuna_ep_t *ep, unsigned completed,
+                                   unsigned results_lost, unsigned handed_back,
+                                   const uct_rc_varuna_cls_summary_t *total,
+                                   uint64_t log_sn);
 void uct_rc_varuna_iface_count_failover(uct_rc_varuna_iface_t *iface,
                                         const uct_rc_varuna_report_t *rep);
 void uct_rc_varuna_iface_report_totals(uct_rc_varuna_iface_t *iface);

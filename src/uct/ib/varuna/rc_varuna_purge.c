@@ -15,8 +15,6 @@
 #include <ucs/sys/compiler.h>
 
 #include <inttypes.h>
-#include <stdio.h>
-#include <unistd.h>
 
 
 /*
@@ -467,25 +465,7 @@ uct_rc_varuna_ep_outstanding_purge(uct_ep_h tl_ep,
                   "expected PSNs disagree on %u operations", ep, rx.log_sn,
                   total.conflicts);
     }
-    ucs_diag("rc_varuna: ep %p: purged: %u completed as executed (%u "
-             "fetched results lost), %u handed back to be sent on another "
-             "connection; decided by log %u, psn %u, idempotence %u, never "
-             "sent %u", ep, completed, results_lost, handed_back,
-             total.by_log, total.by_psn, total.by_idempotence,
-             total.never_sent);
-    if (iface->fo.report != NULL) {
-        fprintf(iface->fo.report,
-                "{\"event\":\"purge\",\"pid\":%d,\"ep\":\"%p\","
-                "\"recovery\":\"%s\",\"completed\":%u,"
-                "\"results_lost\":%u,\"handed_back\":%u,"
-                "\"decided_by\":{\"log\":%u,\"psn\":%u,"
-                "\"idempotent\":%u,\"never_sent\":%u},"
-                "\"conflicts\":%u,\"log_sn\":%" PRIu64 "}\n", getpid(), ep,
-                (iface->config.recovery == UCT_RC_VARUNA_RECOVERY_VARUNA) ?
-                "varuna" : "blanket", completed, results_lost, handed_back,
-                total.by_log, total.by_psn, total.by_idempotence,
-                total.never_sent, total.conflicts, rx.log_sn);
-        fflush(iface->fo.report);
-    }
+    uct_rc_varuna_ep_report_purge(iface, ep, completed, results_lost,
+                                  handed_back, &total, rx.log_sn);
     return UCS_OK;
 }

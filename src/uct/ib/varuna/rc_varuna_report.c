@@ -27,6 +27,13 @@
  */
 
 
+/* The recovery mode's name in the reports */
+static const char *uct_rc_varuna_recovery_str(uct_rc_varuna_iface_t *iface)
+{
+    return (iface->config.recovery == UCT_RC_VARUNA_RECOVERY_VARUNA) ?
+           "varuna" : "blanket";
+}
+
 void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
                              uct_rc_varuna_ep_t *ep)
 {
@@ -47,8 +54,7 @@ void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
              "%u ops %zu bytes "
              "(blanket: %u ops %zu bytes); %u results lost; recovered in "
              "%.0f us", ep, from, to, uct_rc_varuna_cause_str(rep->cause),
-             (iface->config.recovery == UCT_RC_VARUNA_RECOVERY_VARUNA) ?
-             "varuna" : "blanket", rep->in_flight, dec->executed, dec->lost,
+             uct_rc_varuna_recovery_str(iface), rep->in_flight, dec->executed, dec->lost,
              dec->undecided, dec->by_log, dec->by_psn, dec->by_idempotence,
              dec->never_sent, rep->acked, rep->resent_ops, rep->resent_bytes,
              rep->blanket_ops, rep->blanket_bytes, rep->results_lost,
@@ -85,15 +91,46 @@ void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
             "\"detect_to_decided_us\":%.1f,\"detect_to_recovered_us\":%.1f,"
             "\"qp_created\":%lu,\"qp_connected\":%lu}\n",
             getpid(), ep, ep->fo.epoch, uct_rc_varuna_cause_str(rep->cause),
-            from, to,
-            (iface->config.recovery == UCT_RC_VARUNA_RECOVERY_VARUNA) ?
-            "varuna" : "blanket", iface->config.log_enable ? "true" : "false",
+            from, to, uct_rc_varuna_recovery_str(iface),
+            iface->config.log_enable ? "true" : "false",
             rep->acked, rep->in_flight, dec->executed, dec->lost,
             dec->undecided, dec->by_log, dec->by_psn, dec->by_idempotence,
             dec->never_sent, dec->conflicts, rep->results_lost, rep->reread,
             rep->resent_ops, rep->resent_bytes, rep->blanket_ops,
             rep->blanket_bytes,            log_sn, peer_rq_psn, decide_us, recover_us,
             iface->fo.qp_created, iface->fo.qp_connected);
+    fflush(iface->fo.report);
+}
+
+/* What a dead endpoint's purge decided (uct_ep_outstanding_purge): the log
+ * line and, with UCX_RC_VARUNA_REPORT, the JSON line */
+void uct_rc_varuna_ep_report_purge(uct_rc_varuna_iface_t *iface,
+                                   uct_rc_varuna_ep_t *ep, unsigned completed,
+                                   unsigned results_lost, unsigned handed_back,
+                                   const uct_rc_varuna_cls_summary_t *total,
+                                   uint64_t log_sn)
+{
+    ucs_diag("rc_varuna: ep %p: purged: %u completed as executed (%u "
+             "fetched results lost), %u handed back to be sent on another "
+             "connection; decided by log %u, psn %u, idempotence %u, never "
+             "sent %u", ep, completed, results_lost, handed_back,
+             total->by_log, total->by_psn, total->by_idempotence,
+             total->never_sent);
+
+    if (iface->fo.report == NULL) {
+        return;
+    }
+
+    fprintf(iface->fo.report,
+            "{\"event\":\"purge\",\"pid\":%d,\"ep\":\"%p\","
+            "\"recovery\":\"%s\",\"completed\":%u,"
+            "\"results_lost\":%u,\"handed_back\":%u,"
+            "\"decided_by\":{\"log\":%u,\"psn\":%u,"
+            "\"idempotent\":%u,\"never_sent\":%u},"
+            "\"conflicts\":%u,\"log_sn\":%" PRIu64 "}\n", getpid(), ep,
+            uct_rc_varuna_recovery_str(iface), completed, results_lost,
+            handed_back, total->by_log, total->by_psn, total->by_idempotence,
+            total->never_sent, total->conflicts, log_sn);
     fflush(iface->fo.report);
 }
 
