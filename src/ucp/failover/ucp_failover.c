@@ -189,8 +189,9 @@ typedef struct ucp_failover {
         uct_rkey_t          from;
         uct_rkey_t          to;
     } last_rkey;
-    unsigned                rkeys_translated;  /* operations */
-    unsigned                memh_translated;   /* buffers registered */
+    unsigned                keys_translated;   /* operations' remote keys */
+    unsigned                buffers_registered; /* on the other memory
+                                                   domain */
     ucs_queue_head_t        held;         /* pending requests, in order */
     ucs_queue_head_t        replay;       /* handed back, in order */
     uint8_t                 tx_token[UCT_EP_TOKEN_MAX_LENGTH];
@@ -452,21 +453,26 @@ static int ucp_failover_is_holding(uct_ep_h uct_ep)
  * (ucp_failover_substitute).
  * ------------------------------------------------------------------------ */
 
+/* The lane's transport can tell which operations never executed */
+static int ucp_failover_lane_can_purge(ucp_ep_h ep, ucp_lane_index_t lane)
+{
+    ucp_rsc_index_t rsc_index = ucp_ep_get_rsc_index(ep, lane);
+
+    return (rsc_index != UCP_NULL_RESOURCE) &&
+           (ucp_worker_iface(ep->worker, rsc_index)->attr.cap.flags &
+            UCT_IFACE_FLAG_EP_OUTSTANDING_PURGE);
+}
+
 /* The endpoint has lanes of a transport that can purge on two memory
  * domains: a lane may move from one to the other */
 static int ucp_failover_ep_may_change_md(ucp_ep_h ep)
 {
-    ucp_worker_h worker   = ep->worker;
-    ucp_md_index_t first  = UCP_NULL_RESOURCE;
-    ucp_rsc_index_t rsc_index;
+    ucp_md_index_t first = UCP_NULL_RESOURCE;
     ucp_lane_index_t lane;
     ucp_md_index_t md_index;
 
     for (lane = 0; lane < ucp_ep_num_lanes(ep); ++lane) {
-        rsc_index = ucp_ep_get_rsc_index(ep, lane);
-        if ((rsc_index == UCP_NULL_RESOURCE) ||
-            !(ucp_worker_iface(worker, rsc_index)->attr.cap.flags &
-              UCT_IFACE_FLAG_EP_OUTSTANDING_PURGE)) {
+        if (!ucp_failover_lane_can_purge(ep, lane)) {
             continue;
         }
         md_index = ucp_ep_md_index(ep, lane);
@@ -522,17 +528,16 @@ static int ucp_failover_rkey_of(ucp_rkey_h rkey, ucp_md_index_t md,
     return 1;
 }
 
-/* Called with the lock held: rkey is still a registered key of fo's
- * endpoint whose key for the failed lane is from */
-static int ucp_failover_rkey_matches(ucp_failover_t *fo, ucp_rkey_h rkey,
+/* Called with the lock held: the entry at iter is a key of fo's endpoint
+ * whose key for the failed lane is from */
+static int ucp_failover_rkey_matches(ucp_failover_t *fo, khiter_t iter,
                                      uct_rkey_t from)
 {
-    khiter_t iter = kh_get(ucp_failover_rkeys, &ucp_failover_rkeys,
-                           (uintptr_t)rkey);
+    ucp_rkey_h rkey = (ucp_rkey_h)(uintptr_t)kh_key(&ucp_failover_rkeys,
+                                                    iter);
     uct_rkey_t value;
 
-    return (iter != kh_end(&ucp_failover_rkeys)) &&
-           (kh_value(&ucp_failover_rkeys, iter) == fo->ep) &&
+    return (kh_value(&ucp_failover_rkeys, iter) == fo->ep) &&
            ucp_failover_rkey_of(rkey, fo->dst_md_from, &value) &&
            (value == from);
 }
@@ -547,23 +552,25 @@ static ucs_status_t ucp_failover_xlate_rkey(ucp_failover_t *fo,
     khiter_t iter;
 
     ucs_spin_lock(&ucp_failover_lock);
-    /* the same key as last time, mostly */
-    if ((fo->last_rkey.rkey != NULL) && (fo->last_rkey.from == from) &&
-        ucp_failover_rkey_matches(fo, fo->last_rkey.rkey, from)) {
-        *to_p  = fo->last_rkey.to;
-        status = UCS_OK;
-        goto out;
+    /* the same key as last time, mostly, if that is still registered */
+    if ((fo->last_rkey.rkey != NULL) && (fo->last_rkey.from == from)) {
+        iter = kh_get(ucp_failover_rkeys, &ucp_failover_rkeys,
+                      (uintptr_t)fo->last_rkey.rkey);
+        if ((iter != kh_end(&ucp_failover_rkeys)) &&
+            ucp_failover_rkey_matches(fo, iter, from)) {
+            *to_p  = fo->last_rkey.to;
+            status = UCS_OK;
+            goto out;
+        }
     }
 
     for (iter = kh_begin(&ucp_failover_rkeys);
          iter != kh_end(&ucp_failover_rkeys); ++iter) {
-        if (!kh_exist(&ucp_failover_rkeys, iter)) {
+        if (!kh_exist(&ucp_failover_rkeys, iter) ||
+            !ucp_failover_rkey_matches(fo, iter, from)) {
             continue;
         }
         rkey = (ucp_rkey_h)(uintptr_t)kh_key(&ucp_failover_rkeys, iter);
-        if (!ucp_failover_rkey_matches(fo, rkey, from)) {
-            continue;
-        }
         if (!ucp_failover_rkey_of(rkey, fo->dst_md_to, to_p)) {
             /* this memory was not packed for the other memory domain */
             continue;
@@ -578,7 +585,7 @@ static ucs_status_t ucp_failover_xlate_rkey(ucp_failover_t *fo,
 out:
     ucs_spin_unlock(&ucp_failover_lock);
     if (status == UCS_OK) {
-        ++fo->rkeys_translated;
+        ++fo->keys_translated;
     } else {
         ucs_error("ep %p: lane %u moved to another memory domain, but the "
                   "remote key 0x%" PRIx64 " has no key for it: the operation "
@@ -665,7 +672,7 @@ ucp_failover_zcopy_start(ucp_failover_t *fo, const uct_iov_t *iov,
         }
         zc->memh[zc->num_memh++] = memh;
         zc->iov[i].memh          = memh->uct[fo->md_to];
-        ++fo->memh_translated;
+        ++fo->buffers_registered;
     }
 
     *zc_p = zc;
@@ -1069,7 +1076,6 @@ static void ucp_failover_answer(ucp_worker_h worker,
     ucp_failover_outbox_t *box;
     ucp_worker_iface_t *wiface;
     ucp_lane_index_t lane, dead_lane;
-    ucp_rsc_index_t rsc_index;
     ucs_status_t status;
     size_t rx_length;
     ucp_ep_h ep;
@@ -1081,14 +1087,10 @@ static void ucp_failover_answer(ucp_worker_h worker,
     status    = UCS_ERR_NO_ELEM;
     dead_lane = UCP_NULL_LANE;
     for (lane = 0; lane < ucp_ep_num_lanes(ep); ++lane) {
-        rsc_index = ucp_ep_get_rsc_index(ep, lane);
-        if (rsc_index == UCP_NULL_RESOURCE) {
+        if (!ucp_failover_lane_can_purge(ep, lane)) {
             continue;
         }
-        wiface = ucp_worker_iface(worker, rsc_index);
-        if (!(wiface->attr.cap.flags & UCT_IFACE_FLAG_EP_OUTSTANDING_PURGE)) {
-            continue;
-        }
+        wiface    = ucp_worker_iface(worker, ucp_ep_get_rsc_index(ep, lane));
         rx_length = 0;
         status    = uct_iface_derive_rx_token(wiface->iface, query + 1,
                                               query->token_length,
@@ -1368,17 +1370,18 @@ static void ucp_failover_report(ucp_failover_t *fo)
                     ucs_status_string(fo->status), fo->lane,
                     ucp_ep_get_tl_rsc(ep, fo->lane)->dev_name, fo->sub_lane,
                     ucp_ep_get_tl_rsc(ep, fo->sub_lane)->dev_name,
-                    fo->other_md ? "other" : "same", fo->rkeys_translated,
-                    fo->memh_translated, fo->handed_back, by_op, fo->replayed, fo->held_count,
-                    us);
+                    fo->other_md ? "other" : "same", fo->keys_translated,
+                    fo->buffers_registered, fo->handed_back, by_op,
+                    fo->replayed, fo->held_count, us);
             fclose(file);
         }
     }
 
     ucs_info("ep %p: lane %u (%s) failed (%s); its traffic moved to lane %u "
-             "(%s, %s memory domain): %u operations resent (handed back by the transport as "
-             "never executed: {%s}), %u requests held meanwhile; traffic "
-             "flowing again %.1f us after the failure", ep, fo->lane,
+             "(%s, %s memory domain): %u operations resent (handed back by "
+             "the transport as never executed: {%s}), %u requests held "
+             "meanwhile; traffic flowing again %.1f us after the failure",
+             ep, fo->lane,
              ucp_ep_get_tl_rsc(ep, fo->lane)->dev_name,
              ucs_status_string(fo->status), fo->sub_lane,
              ucp_ep_get_tl_rsc(ep, fo->sub_lane)->dev_name,
@@ -1425,7 +1428,6 @@ static void ucp_failover_abort(ucp_failover_t *fo, ucs_status_t status)
 static ucs_status_t ucp_failover_send_query(ucp_failover_t *fo)
 {
     ucp_failover_msg_buf_t query;
-    ucp_lane_index_t lane;
 
     memset(&query, 0, sizeof(query));
     query.hdr.type         = UCP_FAILOVER_MSG_QUERY;
@@ -1435,12 +1437,11 @@ static ucs_status_t ucp_failover_send_query(ucp_failover_t *fo)
     query.hdr.src_ep_id    = ucp_ep_local_id(fo->ep);
     memcpy(query.token, fo->tx_token, fo->tx_token_length);
 
-    lane = fo->sub_lane;
-    if ((fo->ep->uct_eps[lane] == NULL) ||
-        ucp_is_uct_ep_failed(fo->ep->uct_eps[lane])) {
+    if ((ucp_failover_sub_ep(fo) == NULL) ||
+        ucp_is_uct_ep_failed(ucp_failover_sub_ep(fo))) {
         return UCS_ERR_UNREACHABLE;
     }
-    return ucp_failover_msg_send(fo->ep, lane, &query);
+    return ucp_failover_msg_send(fo->ep, fo->sub_lane, &query);
 }
 
 static unsigned ucp_failover_progress(void *arg)
@@ -1652,14 +1653,11 @@ static void ucp_failover_hold_enqueue_cb(uct_pending_req_t *req, void *arg)
 static int ucp_failover_can_move(ucp_ep_h ep, ucp_lane_index_t lane,
                                  uct_ep_h uct_ep)
 {
-    ucp_rsc_index_t rsc_index = ucp_ep_get_rsc_index(ep, lane);
-
     return (ucp_ep_config(ep)->key.err_mode == UCP_ERR_HANDLING_MODE_PEER) &&
            !ucp_ep_has_cm_lane(ep) &&
            !(ep->flags & (UCP_EP_FLAG_FAILED | UCP_EP_FLAG_CLOSED)) &&
-           (ep->uct_eps[lane] == uct_ep) && (rsc_index != UCP_NULL_RESOURCE) &&
-           (ucp_worker_iface(ep->worker, rsc_index)->attr.cap.flags &
-            UCT_IFACE_FLAG_EP_OUTSTANDING_PURGE);
+           (ep->uct_eps[lane] == uct_ep) &&
+           ucp_failover_lane_can_purge(ep, lane);
 }
 
 ucs_status_t ucp_failover_lane_failed(ucp_ep_h ep, ucp_lane_index_t lane,
