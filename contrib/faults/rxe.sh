@@ -194,19 +194,6 @@ link_heal()
     rxe_routes $1
 }
 
-# Bytes each veth sent so far: "vethA1=N vethB1=N vethA2=N vethB2=N ..."
-rxe_tx_bytes()
-{
-    local l d v o=
-    for l in $RXE_LINKS; do
-        for d in vethA$l vethB$l; do
-            read -r v </sys/class/net/$d/statistics/tx_bytes
-            o+="$d=$v "
-        done
-    done
-    echo "$o"
-}
-
 # Packets sent so far on every link, both veths of each (each packet once:
 # a veth's tx is its peer's rx)
 backend_packets()

@@ -315,20 +315,30 @@ sc_demo()
 # and buffers translated to the other memory domain. Must be exactly once,
 # with no error callback (the verdicts), and each side's report must have
 # a lane failover to the other memory domain.
+# Two UCP lanes per side, links 1+2 and 3+4 (primary, standby): the links,
+# and each side's UCX_NET_DEVICES and UCX_RC_VARUNA_STANDBY in SC_A_NET,
+# SC_A_STANDBY, SC_B_NET, SC_B_STANDBY (what sc_start takes); the caller
+# sets UCX_MAX_EAGER_LANES and UCX_MAX_RNDV_LANES to 2
+sc_two_lanes()
+{
+    backend_more_links || return 1
+    SC_A_NET=$SC_A1:1,$SC_A3:1 SC_A_STANDBY=$SC_A1=$SC_A2,$SC_A3=$SC_A4
+    SC_B_NET=$SC_B1:1,$SC_B3:1 SC_B_STANDBY=$SC_B1=$SC_B2,$SC_B3=$SC_B4
+}
+
 sc_lane()
 {
     local rounds=${1:-20000} line n=0 other=0
+    local SC_A_NET SC_A_STANDBY SC_B_NET SC_B_STANDBY
+    local -x UCX_MAX_EAGER_LANES=2 UCX_MAX_RNDV_LANES=2
+    # the lane failovers' lines join rc_varuna's in the run's report
+    local -x UCX_UCP_FAILOVER_REPORT=$SC_LOGS/lane/report.json
 
-    backend_more_links || return 1
+    sc_two_lanes || return 1
     sc_mark "lane: varuna_demo over two UCP lanes (links 1+2 and 3+4)," \
             "$rounds rounds; at 30 %: links 1 and 2 down"
     SC_LIMIT=180
-    export UCX_MAX_EAGER_LANES=2 UCX_MAX_RNDV_LANES=2
-    # the lane failovers' lines join rc_varuna's in the run's report
-    export UCX_UCP_FAILOVER_REPORT=$SC_LOGS/lane/report.json
-    SC_A_NET=$SC_A1:1,$SC_A3:1 SC_A_STANDBY=$SC_A1=$SC_A2,$SC_A3=$SC_A4 \
-    SC_B_NET=$SC_B1:1,$SC_B3:1 SC_B_STANDBY=$SC_B1=$SC_B2,$SC_B3=$SC_B4 \
-        sc_start lane $rounds
+    sc_start lane $rounds
     sc_wait_round $((rounds * 3 / 10))
     if sc_running; then
         sc_event "fault: links 1 and 2 down (client at round $(sc_round))"
@@ -338,7 +348,6 @@ sc_lane()
         sc_info "lane: the client ended before the fault"
     fi
     sc_end
-    unset UCX_MAX_EAGER_LANES UCX_MAX_RNDV_LANES UCX_UCP_FAILOVER_REPORT
     link_heal 1
     link_heal 2
     backend_link_active 1 && backend_link_active 2
@@ -510,10 +519,11 @@ sc_after()
         # never answered, so when the other lane fails too or after
         # UCX_UCP_FAILOVER_TIMEOUT (1 s here) the endpoint fails as
         # without it, reported once within 5 s
-        backend_more_links || return 1
+        local SC_A_NET SC_A_STANDBY SC_B_NET SC_B_STANDBY
+        sc_two_lanes || return 1
         cargs=(-K 5)
-        cdevs=$SC_A1:1,$SC_A3:1 cstandby=$SC_A1=$SC_A2,$SC_A3=$SC_A4
-        sdevs=$SC_B1:1,$SC_B3:1 sstandby=$SC_B1=$SC_B2,$SC_B3=$SC_B4
+        cdevs=$SC_A_NET cstandby=$SC_A_STANDBY
+        sdevs=$SC_B_NET sstandby=$SC_B_STANDBY
         fault="link_down 1 A; link_down 2 A"
         local -x UCX_MAX_EAGER_LANES=2 UCX_MAX_RNDV_LANES=2
         local -x UCX_UCP_FAILOVER_TIMEOUT=1s
