@@ -181,6 +181,7 @@ typedef struct uct_rc_varuna_iface_config {
     size_t                  max_am_hdr;
     size_t                  max_zcopy;
     int                     log_enable;
+    unsigned                log_interval;
     int                     recovery;
     unsigned                standby_rx_len;
     ucs_time_t              watchdog;         /* 0 = off */
@@ -312,8 +313,8 @@ typedef struct uct_rc_varuna_iface {
         size_t              max_zcopy;        /* bytes of one put/get WR */
         size_t              op_size;          /* one replay record */
         unsigned            tx_max_wr;
-        unsigned            max_ops;          /* in flight per endpoint */
         int                 log_enable;
+        unsigned            log_interval;     /* operations per log write */
         uct_rc_varuna_recovery_t recovery;
         ucs_time_t          watchdog;         /* 0 = off */
         ucs_time_t          peer_timeout;     /* UCS_TIME_INFINITY = wait */
@@ -378,6 +379,9 @@ typedef struct uct_rc_varuna_op {
     uint32_t                length;           /* bytes the request carries */
     uint32_t                desc_len;         /* of them, in the descriptor */
     uint32_t                last_psn;         /* of its own request */
+    uint64_t                log_before;       /* sn of the last log write
+                                                 posted before it on its
+                                                 lane, 0 if none */
     uint64_t                remote_addr;
     uct_rkey_t              rkey;             /* both halves */
     uint64_t                compare_add;
@@ -558,6 +562,8 @@ typedef struct uct_rc_varuna_lane {
     uint32_t                init_psn;         /* first PSN, told to the peer */
     uint32_t                sq_psn;           /* next PSN of a request */
     uint32_t                path_mtu;         /* bytes */
+    uint64_t                log_sn;           /* last log write posted on
+                                                 this connection, 0: none */
     uint8_t                 state;            /* uct_rc_varuna_lane_state_t */
     uint32_t                err_count;        /* moves to ERR by failover */
     uint32_t                lwr_given_up;     /* LAST_WQE_REACHED not waited

@@ -18,8 +18,19 @@ static void uct_rc_varuna_classify_set(uct_rc_varuna_cls_op_t *op,
     op->basis   = (uint8_t)basis;
 }
 
-/* The responder's expected PSN decides a WRITE or atomic; a READ or SEND
- * needs no decision, resending it is safe. */
+/* Resending it is harmless: a READ reads again; a SEND, when the receiver
+ * drops one it already delivered (the same endpoint sends it again, not
+ * another one). */
+static int uct_rc_varuna_classify_idempotent(const uct_rc_varuna_cls_input_t *in,
+                                             const uct_rc_varuna_cls_op_t *op)
+{
+    return (op->kind == UCT_RC_VARUNA_KIND_READ) ||
+           ((op->kind == UCT_RC_VARUNA_KIND_SEND) && in->send_dedup);
+}
+
+/* The responder's expected PSN decides a WRITE, an atomic or a SEND
+ * another endpoint would send again; anything else needs no decision,
+ * resending it is safe. */
 static void uct_rc_varuna_classify_one(const uct_rc_varuna_cls_input_t *in,
                                        uct_rc_varuna_cls_op_t *op)
 {
@@ -30,8 +41,7 @@ static void uct_rc_varuna_classify_one(const uct_rc_varuna_cls_input_t *in,
                                    UCT_RC_VARUNA_VERDICT_EXECUTED :
                                    UCT_RC_VARUNA_VERDICT_LOST,
                                    UCT_RC_VARUNA_BASIS_PSN);
-    } else if ((op->kind == UCT_RC_VARUNA_KIND_READ) ||
-               (op->kind == UCT_RC_VARUNA_KIND_SEND)) {
+    } else if (uct_rc_varuna_classify_idempotent(in, op)) {
         uct_rc_varuna_classify_set(op, UCT_RC_VARUNA_VERDICT_LOST,
                                    UCT_RC_VARUNA_BASIS_IDEMPOTENT);
     } else {
@@ -70,12 +80,12 @@ void uct_rc_varuna_classify(const uct_rc_varuna_cls_input_t *in,
                 !uct_rc_varuna_psn_executed(op->last_psn, in->rq_psn)) {
                 summary->conflicts++;
             }
-        } else if (op->sn > in->log_sn + 1) {
+        } else if (op->log_before > in->log_sn) {
+            /* posted behind a log write that never executed */
             uct_rc_varuna_classify_set(op, UCT_RC_VARUNA_VERDICT_LOST,
                                        UCT_RC_VARUNA_BASIS_LOG);
-        } else if ((op->kind == UCT_RC_VARUNA_KIND_READ) ||
-                   (op->kind == UCT_RC_VARUNA_KIND_SEND)) {
-            /* L + 1, but resending it is harmless */
+        } else if (uct_rc_varuna_classify_idempotent(in, op)) {
+            /* undecided by the log, but resending it is harmless */
             uct_rc_varuna_classify_set(op, UCT_RC_VARUNA_VERDICT_LOST,
                                        UCT_RC_VARUNA_BASIS_IDEMPOTENT);
         } else {

@@ -17,18 +17,25 @@
  * Classification of the operations in flight on a failed QP
  * (DESIGN.md section 5.3).
  *
- * The completion log word L at the responder is the sequence number of an
- * operation that executed, and every smaller one executed too. So:
+ * The completion log word L at the responder is the sequence number of the
+ * last log write that executed: that operation executed, and every smaller
+ * one too (RC executes in order, and a failover resends in sn order before
+ * anything new). Not every operation writes the log (UCX_RC_VARUNA_LOG_
+ * INTERVAL), so each one carries the sn of the last log write posted
+ * before it on its QP, B (0: none since the QP took the traffic). So:
  *   sn <= L      executed
- *   sn >  L + 1  lost
- *   sn == L + 1  undecided: its request may have executed while the log
- *                write behind it was lost.
- * The undecided one is settled by what it is: a READ is simply read again,
- * a SEND is resent and the receiver drops the duplicate by its sequence
- * number; a WRITE or atomic needs the responder's expected PSN, which says
- * exactly which requests executed (section 3.4). Without a log every
- * operation is decided that way. An operation its QP refused to take
- * (ibv_post_send failed) never left: lost, whatever the rest says.
+ *   B  >  L      lost: a log write posted before it never executed
+ *   otherwise    undecided: its request may have executed while no log
+ *                write behind it did.
+ * With a log write behind every operation, B = sn - 1 and the undecided one
+ * is L + 1 alone. An undecided one is settled by what it is: a READ is
+ * simply read again, a SEND resent by the same endpoint is dropped by the
+ * receiver if it was a duplicate (by its sequence number); a WRITE, an
+ * atomic, or a SEND another endpoint would resend (send_dedup false) needs
+ * the responder's expected PSN, which says exactly which requests executed
+ * (section 3.4). Without a
+ * log every operation is decided that way. An operation its QP refused to
+ * take (ibv_post_send failed) never left: lost, whatever the rest says.
  *
  * Plain C, no UCX types: unit-tested on its own.
  */
@@ -51,6 +58,7 @@ typedef enum {
 typedef struct {
     /* input */
     uint64_t sn;
+    uint64_t log_before;     /* B: the last log write before it, or 0 */
     uint32_t last_psn;       /* last PSN of the operation's request */
     uint8_t  kind;           /* uct_rc_varuna_kind_t */
     uint8_t  never_sent;     /* its QP refused it: nothing of it left */
@@ -64,6 +72,10 @@ typedef struct {
     uint64_t log_sn;         /* its value, L */
     bool     psn_valid;      /* the responder reported its expected PSN */
     uint32_t rq_psn;
+    /* a SEND sent again is dropped by the receiver if it delivered it:
+     * true when the same endpoint resends (a failover), false when
+     * another one does (the purge hands operations back to UCP) */
+    bool     send_dedup;
 } uct_rc_varuna_cls_input_t;
 
 typedef struct {

@@ -31,9 +31,10 @@
  *   read      once no late request on the failed lane can still execute
  *             (below), an RDMA READ over the standby fetches the log word L
  *             our operations wrote at the peer
- *   classify  sn <= L executed, sn > L + 1 lost, L + 1 decided by the
- *             peer's expected PSN from its FAILOVER message
- *             (rc_varuna_classify.c)
+ *   classify  sn <= L executed; posted behind a log write > L lost; the
+ *             few in between (those after the last log write, one with a
+ *             log write behind every operation) decided by the peer's
+ *             expected PSN from its FAILOVER message (rc_varuna_classify.c)
  *   recover   executed operations complete (READs are read again; a
  *             fetching atomic whose result died with the link completes
  *             with UCT_RC_VARUNA_STATUS_RESULT_LOST); lost ones are posted
@@ -49,8 +50,8 @@
  *     (retry_count + 1); nothing of it is still on its way;
  *   - the peer has fenced: its FAILOVER message says it moved its own QP of
  *     the failed lane to ERR, so nothing more executes there. The message
- *     also carries that QP's expected PSN, which decides the one operation
- *     the log leaves open.
+ *     also carries that QP's expected PSN, which decides the operations the
+ *     log leaves open.
  * With a finite UCX_RC_VARUNA_PEER_TIMEOUT the timeout itself is the third,
  * a guard interval, after which undecided operations fail instead of being
  * resent.
@@ -317,11 +318,12 @@ static int uct_rc_varuna_ep_decide(uct_rc_varuna_iface_t *iface,
 
     /* classified into the report: a decision not yet final is made again
      * on the next call */
-    in->log_valid = (ep->fo.flags & UCT_RC_VARUNA_FO_LOG_DONE) &&
-                    !(ep->fo.flags & UCT_RC_VARUNA_FO_LOG_FAILED);
-    in->log_sn    = ep->fo.log_sn;
-    in->psn_valid = !!(ep->fo.flags & UCT_RC_VARUNA_FO_PEER_PSN);
-    in->rq_psn    = ep->fo.peer_rq_psn;
+    in->log_valid  = (ep->fo.flags & UCT_RC_VARUNA_FO_LOG_DONE) &&
+                     !(ep->fo.flags & UCT_RC_VARUNA_FO_LOG_FAILED);
+    in->log_sn     = ep->fo.log_sn;
+    in->psn_valid  = !!(ep->fo.flags & UCT_RC_VARUNA_FO_PEER_PSN);
+    in->rq_psn     = ep->fo.peer_rq_psn;
+    in->send_dedup = 1; /* resent here, the receiver drops duplicates */
     uct_rc_varuna_classify(in, cls, count, &rep->decided);
 
     /* wait while the peer's answer may still decide something: once it has

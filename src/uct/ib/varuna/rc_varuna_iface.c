@@ -59,12 +59,22 @@ static ucs_config_field_t uct_rc_varuna_iface_config_table[] = {
      UCS_CONFIG_TYPE_MEMUNITS},
 
     {"LOG", "y",
-     "Write a completion log entry (an 8-byte inline RDMA WRITE of the\n"
-     "operation's sequence number) behind every operation. With 'n', a\n"
+     "Write completion log entries (an 8-byte inline RDMA WRITE of an\n"
+     "operation's sequence number behind it, see LOG_INTERVAL). With 'n', a\n"
      "failover decides every operation in flight by asking the peer instead\n"
      "of reading the log; meant for measuring the log's cost.",
      ucs_offsetof(uct_rc_varuna_iface_config_t, log_enable),
      UCS_CONFIG_TYPE_BOOL},
+
+    {"LOG_INTERVAL", "16",
+     "Write a log entry behind one operation in this many (at least 1). A\n"
+     "log entry proves that every operation before it executed; a failover\n"
+     "decides the ones after the last entry that reached the peer by the\n"
+     "peer's expected PSN, as it does one operation with an interval of 1.\n"
+     "Larger intervals cost fewer packets and leave more operations to the\n"
+     "peer's answer, which a failure needs in most cases anyway.",
+     ucs_offsetof(uct_rc_varuna_iface_config_t, log_interval),
+     UCS_CONFIG_TYPE_UINT},
 
     {"RECOVERY", "varuna",
      "How a failover treats the operations in flight:\n"
@@ -780,8 +790,10 @@ static ucs_status_t uct_rc_varuna_iface_query(uct_iface_h tl_iface,
     iface_attr->cap.put.max_zcopy  = ucs_min(iface_attr->cap.put.max_zcopy,
                                              iface->config.max_zcopy);
     iface_attr->latency.m  += 1e-9;  /* per extra QP, as rc_verbs */
-    /* software overhead, plus posting the log write */
-    iface_attr->overhead    = iface->config.log_enable ? 85e-9 : 75e-9;
+    /* software overhead, plus posting a log write every LOG_INTERVAL */
+    iface_attr->overhead    = 75e-9 +
+                              (iface->config.log_enable ?
+                               (10e-9 / iface->config.log_interval) : 0);
     iface_attr->ep_addr_len = sizeof(uct_rc_varuna_ep_addr_t) +
                               (iface->side[UCT_RC_VARUNA_SIDE_STANDBY].is_global ?
                                sizeof(union ibv_gid) : 0);
@@ -1332,6 +1344,7 @@ static UCS_CLASS_INIT_FUNC(uct_rc_varuna_iface_t, uct_md_h tl_md,
 
     self->config.tx_max_wr           = self->super.config.tx_qp_len;
     self->config.log_enable          = config->log_enable;
+    self->config.log_interval        = config->log_interval;
     self->config.recovery            = (uct_rc_varuna_recovery_t)
                                        config->recovery;
     self->super.config.tx_moderation = ucs_min(config->super.tx_cq_moderation,
@@ -1357,6 +1370,13 @@ static UCS_CLASS_INIT_FUNC(uct_rc_varuna_iface_t, uct_md_h tl_md,
     }
     self->super.config.max_get_zcopy = ucs_min(self->super.config.max_get_zcopy,
                                                self->config.max_zcopy);
+
+    if (config->log_interval == 0) {
+        ucs_error("rc_varuna: UCX_RC_VARUNA_LOG_INTERVAL must be at least 1 "
+                  "(a log entry behind every operation)");
+        status = UCS_ERR_INVALID_PARAM;
+        goto err;
+    }
 
     status = uct_rc_init_fc_thresh(&config->super, &self->super);
     if (status != UCS_OK) {

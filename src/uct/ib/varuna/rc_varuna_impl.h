@@ -63,13 +63,6 @@ uct_rc_varuna_ep_tx_credits_add(uct_rc_varuna_ep_t *ep, unsigned count)
     }
 }
 
-/* Work requests an operation takes: itself, and its log write. */
-static UCS_F_ALWAYS_INLINE unsigned
-uct_rc_varuna_iface_num_wr(uct_rc_varuna_iface_t *iface)
-{
-    return iface->config.log_enable ? 2 : 1;
-}
-
 static UCS_F_ALWAYS_INLINE uct_rc_varuna_kind_t
 uct_rc_varuna_op_kind(const uct_rc_varuna_op_t *op)
 {
@@ -94,28 +87,34 @@ uct_rc_varuna_op_cls_input(const uct_rc_varuna_op_t *op,
                            uct_rc_varuna_cls_op_t *cls)
 {
     cls->sn         = op->sn;
+    cls->log_before = op->log_before;
     cls->last_psn   = op->last_psn;
     cls->kind       = (uint8_t)uct_rc_varuna_op_kind(op);
     cls->never_sent = !!(op->flags & UCT_RC_VARUNA_OP_FLAG_NEVER_SENT);
 }
 
 /*
- * Room for one more operation: its work requests on the QP, a CQ entry for
- * each (every one completes, with an error, if the QP fails), and READ
+ * Room for one more operation: its work request on the QP, a CQ entry for
+ * it (every one completes, with an error, if the QP fails), and READ
  * credits (none left blocks everything, as in rc_verbs, so that nothing
- * overtakes a READ waiting in the pending queue).
+ * overtakes a READ waiting in the pending queue). Its log write, when it
+ * is to have one, needs one more of each: without them it goes unlogged
+ * (uct_rc_varuna_ep_new_op_logs). One unit, as rc/base counts: its pending
+ * queue takes a request only when rc/base sees no send resources, so an
+ * operation refused with resources that rc/base counts as enough would be
+ * retried forever.
  */
 static UCS_F_ALWAYS_INLINE ucs_status_t
 uct_rc_varuna_ep_check_res(uct_rc_varuna_iface_t *iface,
                            uct_rc_varuna_ep_t *ep)
 {
-    int num_wr = (int)uct_rc_varuna_iface_num_wr(iface);
-
     ucs_assert(ep->super.flags & UCT_RC_EP_FLAG_CONNECTED);
 
+    /* near the end of the CQ credits (with room for an operation and its
+     * log write), completions must be asked for to get them back */
     if (ucs_unlikely(iface->super.tx.cq_available <=
-                     (signed)iface->super.config.tx_moderation + num_wr)) {
-        if (iface->super.tx.cq_available < num_wr) {
+                     (signed)iface->super.config.tx_moderation + 2)) {
+        if (iface->super.tx.cq_available < 1) {
             UCS_STATS_UPDATE_COUNTER(iface->super.stats,
                                      UCT_RC_IFACE_STAT_NO_CQE, 1);
             return UCS_ERR_NO_RESOURCE;
@@ -124,7 +123,7 @@ uct_rc_varuna_ep_check_res(uct_rc_varuna_iface_t *iface,
         ep->super.txqp.unsignaled = RC_UNSIGNALED_INF;
     }
 
-    if (ucs_unlikely((uct_rc_txqp_available(&ep->super.txqp) < num_wr) ||
+    if (ucs_unlikely((uct_rc_txqp_available(&ep->super.txqp) < 1) ||
                      (iface->super.tx.reads_available <= 0))) {
         UCS_STATS_UPDATE_COUNTER(ep->super.super.stats, UCT_EP_STAT_NO_RES,
                                  1);
@@ -295,12 +294,14 @@ uct_rc_varuna_lane_post(uct_rc_varuna_iface_t *iface,
 }
 
 /*
- * Post an operation (DESIGN.md section 4): its request and, in the same
- * doorbell, an unsignaled-or-signaled inline 8-byte WRITE of its sequence
- * number into the peer's log word. The PSNs of both are accounted so the
- * responder's expected PSN can later tell what executed. The completion
- * comes from the log write, the last WR of the operation: it implies the
- * operation's own completion (RC completes in order). Returns
+ * Post an operation (DESIGN.md section 4): its request and, with_log, in
+ * the same doorbell, an unsignaled-or-signaled inline 8-byte WRITE of its
+ * sequence number into the peer's log word. The operation keeps the sn of
+ * the last log write before it on the lane, which decides it at a failover
+ * when that write is missing from the log. The PSNs of both are accounted
+ * so the responder's expected PSN can later tell what executed. The
+ * completion comes from the last WR of the operation: the log write's
+ * implies the operation's own (RC completes in order). Returns
  * UCS_ERR_IO_ERROR when the QP refused the operation's request (it is
  * marked never sent) or its log write (the request went, unlogged).
  */
@@ -325,8 +326,9 @@ uct_rc_varuna_ep_post_op(uct_rc_varuna_iface_t *iface, uct_rc_varuna_ep_t *ep,
     npsn         = uct_rc_varuna_psn_count(uct_rc_varuna_op_kind(op),
                                            op->length, lane->path_mtu);
     op->last_psn = uct_rc_varuna_psn_add(lane->sq_psn, npsn - 1);
-    op->lane     = (uint8_t)lane_index;
-    op->flags   &= ~UCT_RC_VARUNA_OP_FLAG_NEVER_SENT;
+    op->lane       = (uint8_t)lane_index;
+    op->log_before = lane->log_sn;
+    op->flags     &= ~UCT_RC_VARUNA_OP_FLAG_NEVER_SENT;
 
     /* signaled every tx_moderation requests, and every max_zcopy bytes so
      * that a healthy endpoint completes something well within the
@@ -375,6 +377,7 @@ uct_rc_varuna_ep_post_op(uct_rc_varuna_iface_t *iface, uct_rc_varuna_ep_t *ep,
         signal     = signal && !with_log;
     } else if (with_log) {
         lane->sq_psn = uct_rc_varuna_psn_add(lane->sq_psn, 1);
+        lane->log_sn = op->sn;
     }
 
     if (signal) {
@@ -391,6 +394,21 @@ uct_rc_varuna_ep_post_op(uct_rc_varuna_iface_t *iface, uct_rc_varuna_ep_t *ep,
     return (refused == NULL) ? UCS_OK : UCS_ERR_IO_ERROR;
 }
 
+/* A new operation writes the log when LOG_INTERVAL operations have gone
+ * on the active lane since its last log write, and the send queue and the
+ * CQ have room for the second work request (else the next one does: a log
+ * write later proves as much). */
+static UCS_F_ALWAYS_INLINE int
+uct_rc_varuna_ep_new_op_logs(uct_rc_varuna_iface_t *iface,
+                             uct_rc_varuna_ep_t *ep, uint64_t sn)
+{
+    return iface->config.log_enable &&
+           ((sn - ep->lane[ep->active].log_sn) >=
+            iface->config.log_interval) &&
+           ucs_likely((uct_rc_txqp_available(&ep->super.txqp) >= 2) &&
+                      (iface->super.tx.cq_available >= 2));
+}
+
 /* Post a new operation on the active lane and make its number taken. */
 static UCS_F_ALWAYS_INLINE void
 uct_rc_varuna_ep_post_new(uct_rc_varuna_iface_t *iface, uct_rc_varuna_ep_t *ep,
@@ -403,7 +421,9 @@ uct_rc_varuna_ep_post_new(uct_rc_varuna_iface_t *iface, uct_rc_varuna_ep_t *ep,
         op->am_seq = ++ep->tx.am_seq;
     }
     status    = uct_rc_varuna_ep_post_op(iface, ep, op, ep->active, signal,
-                                         iface->config.log_enable);
+                                         uct_rc_varuna_ep_new_op_logs(iface,
+                                                                      ep,
+                                                                      op->sn));
     ep->tx.sn = op->sn;
     if (ucs_unlikely(status != UCS_OK)) {
         uct_rc_varuna_ep_post_refused(ep);

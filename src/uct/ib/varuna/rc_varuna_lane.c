@@ -50,12 +50,15 @@ static void uct_rc_varuna_qp_cleanup_forget(uct_rc_varuna_qp_cleanup_ctx_t *ctx)
  * ------------------------------------------------------------------------ */
 
 /* rc_varuna chooses the initial PSNs of its QPs (section 3.4); random ones
- * also exercise the 24-bit wrap. */
+ * also exercise the 24-bit wrap. A new connection has no log write yet: one
+ * of the old connection, which may have been lost with it, must not mark
+ * the operations of the new one lost. */
 uint32_t uct_rc_varuna_lane_new_psn(uct_rc_varuna_lane_t *lane)
 {
     lane->sq_psn   = (uint32_t)ucs_generate_uuid((uintptr_t)lane) &
                      UCT_RC_VARUNA_PSN_MASK;
     lane->init_psn = lane->sq_psn;
+    lane->log_sn   = 0;
     return lane->sq_psn;
 }
 

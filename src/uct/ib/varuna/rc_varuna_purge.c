@@ -382,8 +382,11 @@ uct_rc_varuna_ep_outstanding_purge(uct_ep_h tl_ep,
     handed_back  = 0;
     completed    = 0;
     results_lost = 0;
-    in.log_valid = iface->config.log_enable;
-    in.log_sn    = rx.log_sn;
+    in.log_valid  = iface->config.log_enable;
+    in.log_sn     = rx.log_sn;
+    /* UCP sends what it gets back on another endpoint, whose active
+     * messages the receiver does not check against this one's */
+    in.send_dedup = 0;
 
     while (ep->tx.done_sn < ep->tx.sn) {
         op = uct_rc_varuna_ep_op(ep, ++ep->tx.done_sn);

@@ -54,9 +54,9 @@ void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
              "%u ops %zu bytes "
              "(blanket: %u ops %zu bytes); %u results lost; recovered in "
              "%.0f us", ep, from, to, uct_rc_varuna_cause_str(rep->cause),
-             uct_rc_varuna_recovery_str(iface), rep->in_flight, dec->executed, dec->lost,
-             dec->undecided, dec->by_log, dec->by_psn, dec->by_idempotence,
-             dec->never_sent, rep->acked, rep->resent_ops, rep->resent_bytes,
+             uct_rc_varuna_recovery_str(iface), rep->in_flight,
+             dec->executed, dec->lost, dec->undecided, dec->by_log,
+             dec->by_psn, dec->by_idempotence, dec->never_sent, rep->acked, rep->resent_ops, rep->resent_bytes,
              rep->blanket_ops, rep->blanket_bytes, rep->results_lost,
              recover_us);
 
@@ -80,7 +80,8 @@ void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
     fprintf(iface->fo.report,
             "{\"event\":\"failover\",\"pid\":%d,\"ep\":\"%p\",\"epoch\":%u,"
             "\"cause\":\"%s\",\"from\":\"%s\",\"to\":\"%s\","
-            "\"recovery\":\"%s\",\"log\":%s,\"acked\":%u,\"in_flight\":%u,"
+            "\"recovery\":\"%s\",\"log\":%s,\"log_interval\":%u,"
+            "\"acked\":%u,\"in_flight\":%u,"
             "\"executed\":%u,\"lost\":%u,\"undecided\":%u,"
             "\"decided_by\":{\"log\":%u,\"psn\":%u,\"idempotent\":%u,"
             "\"never_sent\":%u},"
@@ -93,11 +94,11 @@ void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
             getpid(), ep, ep->fo.epoch, uct_rc_varuna_cause_str(rep->cause),
             from, to, uct_rc_varuna_recovery_str(iface),
             iface->config.log_enable ? "true" : "false",
-            rep->acked, rep->in_flight, dec->executed, dec->lost,
-            dec->undecided, dec->by_log, dec->by_psn, dec->by_idempotence,
+            iface->config.log_interval, rep->acked, rep->in_flight,
+            dec->executed, dec->lost, dec->undecided, dec->by_log, dec->by_psn, dec->by_idempotence,
             dec->never_sent, dec->conflicts, rep->results_lost, rep->reread,
             rep->resent_ops, rep->resent_bytes, rep->blanket_ops,
-            rep->blanket_bytes,            log_sn, peer_rq_psn, decide_us, recover_us,
+            rep->blanket_bytes, log_sn, peer_rq_psn, decide_us, recover_us,
             iface->fo.qp_created, iface->fo.qp_connected);
     fflush(iface->fo.report);
 }

@@ -147,8 +147,9 @@ UCS_TEST_P(test_rc_varuna, lanes_connected_on_two_ports)
 }
 
 /* The packed remote key carries a key for each device: a put through
- * either lane lands in the same bytes. */
-UCS_TEST_P(test_rc_varuna, rkey_works_through_both_lanes)
+ * either lane lands in the same bytes, and so does the log write behind
+ * it. */
+UCS_TEST_P(test_rc_varuna, rkey_works_through_both_lanes, "LOG_INTERVAL=1")
 {
     mapped_buffer src(4096, 0, *m_e1), dst(4096, 0, *m_e2);
     uct_rc_varuna_ep_t *ep = vep(m_e1);
@@ -172,9 +173,10 @@ UCS_TEST_P(test_rc_varuna, rkey_works_through_both_lanes)
     }
 }
 
-/* Behind every kind of operation the responder's log word holds the
- * sequence number of the last one. */
-UCS_TEST_P(test_rc_varuna, log_word_follows_every_operation)
+/* With a log write behind every operation (LOG_INTERVAL=1), behind every
+ * kind of operation the responder's log word holds the sequence number of
+ * the last one. */
+UCS_TEST_P(test_rc_varuna, log_word_follows_every_operation, "LOG_INTERVAL=1")
 {
     static const unsigned count = 20;
     mapped_buffer src(4096, 1, *m_e1), dst(4096, 2, *m_e2);
@@ -276,6 +278,49 @@ UCS_TEST_P(test_rc_varuna, log_word_follows_every_operation)
     EXPECT_EQ(2ull * count, *(uint64_t*)var.ptr());
 }
 
+/*
+ * LOG_INTERVAL=4: one log write in four operations. Of 40 puts posted back
+ * to back, every fourth wrote the log (each one remembers the last log
+ * write posted before it, so the next one tells), and after a flush the
+ * responder's log word holds the last log write posted, at most three
+ * operations behind.
+ */
+UCS_TEST_P(test_rc_varuna, log_word_every_interval, "LOG_INTERVAL=4")
+{
+    static const unsigned count = 40, interval = 4;
+    mapped_buffer src(64, 1, *m_e1), dst(64, 2, *m_e2);
+    uct_rc_varuna_ep_t *ep = vep(m_e1);
+    uint64_t first         = ep->tx.sn + 1;
+    std::vector<uint64_t> logged;
+
+    ASSERT_EQ(interval, viface(m_e1)->config.log_interval);
+    for (unsigned i = 0; i < count; ++i) {
+        post([&]() { return put_short(src, dst); });
+    }
+    ASSERT_EQ(first + count - 1, ep->tx.sn);
+
+    for (uint64_t sn = first; sn < first + count; ++sn) {
+        uint64_t next_before = (sn == ep->tx.sn) ?
+                               ep->lane[ep->active].log_sn :
+                               uct_rc_varuna_ep_op(ep, sn + 1)->log_before;
+        EXPECT_LE(sn - uct_rc_varuna_ep_op(ep, sn)->log_before, interval)
+                << "sn " << sn;
+        if (next_before == sn) {
+            logged.push_back(sn);
+        }
+    }
+    ASSERT_EQ(count / interval, logged.size());
+    EXPECT_LT(logged.front() - first, interval);
+    for (size_t i = 1; i < logged.size(); ++i) {
+        EXPECT_EQ(interval, logged[i] - logged[i - 1]);
+    }
+
+    flush_all();
+    EXPECT_EQ(ep->lane[ep->active].log_sn, peer_log(m_e2));
+    EXPECT_LT(ep->tx.sn - peer_log(m_e2), interval);
+    EXPECT_EQ(*(uint64_t*)src.ptr(), *(uint64_t*)dst.ptr());
+}
+
 /* UCX_RC_VARUNA_LOG=n: no log writes at all */
 UCS_TEST_P(test_rc_varuna, no_log_when_disabled, "LOG=n")
 {
@@ -331,7 +376,8 @@ UCS_TEST_P(test_rc_varuna, large_transfer_is_not_a_failure, "WATCHDOG=100ms")
     EXPECT_EQ(0ul, iface->fo.failovers);
     EXPECT_EQ(0ul, viface(m_e2)->fo.failovers);
     EXPECT_EQ(UCT_RC_VARUNA_SIDE_PRIMARY, ep->active);
-    EXPECT_EQ(ep->tx.sn, peer_log(m_e2));
+    /* the log write of one put in LOG_INTERVAL went through */
+    EXPECT_LT(ep->tx.sn - peer_log(m_e2), iface->config.log_interval);
     EXPECT_GE(ep->tx.sn, sn_before + count);
 
     /* a put larger than MAX_ZCOPY is refused, not split */

@@ -26,17 +26,26 @@ class test_rc_varuna_classify : public ucs::test {
 protected:
     typedef uct_rc_varuna_cls_op_t cls_op_t;
 
+    /* by default every operation has its log write behind it, so the one
+     * before it is the last log write posted before it */
     static cls_op_t op(uint64_t sn, uct_rc_varuna_kind_t kind,
                        uint32_t last_psn = 0)
     {
+        return op(sn, sn - 1, kind, last_psn);
+    }
+
+    static cls_op_t op(uint64_t sn, uint64_t log_before,
+                       uct_rc_varuna_kind_t kind, uint32_t last_psn)
+    {
         cls_op_t o;
 
-        o.sn       = sn;
-        o.last_psn = last_psn;
+        o.sn         = sn;
+        o.log_before = log_before;
+        o.last_psn   = last_psn;
         o.kind       = kind;
         o.never_sent = 0;
         o.verdict    = 0xff;
-        o.basis    = 0xff;
+        o.basis      = 0xff;
         return o;
     }
 
@@ -45,10 +54,11 @@ protected:
     {
         uct_rc_varuna_cls_input_t in;
 
-        in.log_valid = log_valid;
-        in.log_sn    = log_sn;
-        in.psn_valid = psn_valid;
-        in.rq_psn    = rq_psn;
+        in.log_valid  = log_valid;
+        in.log_sn     = log_sn;
+        in.psn_valid  = psn_valid;
+        in.rq_psn     = rq_psn;
+        in.send_dedup = true;
         return in;
     }
 
@@ -176,6 +186,92 @@ UCS_TEST_F(test_rc_varuna_classify, psn_settles_the_undecided_one)
     }
 }
 
+/*
+ * A log write behind every fourth operation (UCX_RC_VARUNA_LOG_INTERVAL=4):
+ * sn 12 and 16 wrote the log, L = 12 reached it. Up to 12 executed; 13-16
+ * went behind the log write of 12, so only the PSN can tell; 17-20 went
+ * behind the log write of 16, which never executed: lost.
+ */
+UCS_TEST_F(test_rc_varuna_classify, coalesced_log_leaves_the_rest_to_psn)
+{
+    for (int with_psn = 0; with_psn <= 1; ++with_psn) {
+        std::vector<cls_op_t> ops;
+
+        for (uint64_t sn = 10; sn <= 20; ++sn) {
+            uint64_t log_before = (sn <= 12) ? 8 : (sn <= 16) ? 12 : 16;
+            ops.push_back(op(sn, log_before, (sn == 15) ?
+                                             UCT_RC_VARUNA_KIND_SEND :
+                                             UCT_RC_VARUNA_KIND_WRITE,
+                             (uint32_t)(100 + sn)));
+        }
+        /* the request of sn 14 executed, 15 did not */
+        uct_rc_varuna_cls_summary_t sum =
+                classify(input(true, 12, with_psn, 115), ops);
+
+        for (size_t i = 0; i < ops.size(); ++i) {
+            uint64_t sn = ops[i].sn;
+            if (sn <= 12) {
+                EXPECT_EQ(UCT_RC_VARUNA_VERDICT_EXECUTED, ops[i].verdict);
+                EXPECT_EQ(UCT_RC_VARUNA_BASIS_LOG, ops[i].basis);
+            } else if (sn > 16) {
+                EXPECT_EQ(UCT_RC_VARUNA_VERDICT_LOST, ops[i].verdict) << sn;
+                EXPECT_EQ(UCT_RC_VARUNA_BASIS_LOG, ops[i].basis) << sn;
+            } else if (sn == 15) {
+                /* a SEND: resent, the receiver drops a duplicate */
+                EXPECT_EQ(UCT_RC_VARUNA_VERDICT_LOST, ops[i].verdict);
+                EXPECT_EQ(UCT_RC_VARUNA_BASIS_IDEMPOTENT, ops[i].basis);
+            } else if (with_psn) {
+                EXPECT_EQ((sn <= 14) ? UCT_RC_VARUNA_VERDICT_EXECUTED :
+                                       UCT_RC_VARUNA_VERDICT_LOST,
+                          ops[i].verdict) << sn;
+                EXPECT_EQ(UCT_RC_VARUNA_BASIS_PSN, ops[i].basis) << sn;
+            } else {
+                EXPECT_EQ(UCT_RC_VARUNA_VERDICT_UNDECIDED, ops[i].verdict)
+                        << sn;
+            }
+        }
+        EXPECT_EQ(with_psn ? 0u : 3u, sum.undecided);
+        EXPECT_EQ(with_psn ? 3u : 0u, sum.by_psn);
+        EXPECT_EQ(7u, sum.by_log);
+        EXPECT_EQ(0u, sum.conflicts);
+    }
+}
+
+/*
+ * A SEND another endpoint would send again (the purge hands it back to
+ * UCP, which sends it on another lane) is not dropped by the receiver as a
+ * duplicate: left open by the log, it is decided by the PSN like a WRITE,
+ * or stays undecided. A READ stays idempotent.
+ */
+UCS_TEST_F(test_rc_varuna_classify, send_without_dedup_needs_psn)
+{
+    for (int with_psn = 0; with_psn <= 1; ++with_psn) {
+        std::vector<cls_op_t> ops;
+
+        ops.push_back(op(13, 12, UCT_RC_VARUNA_KIND_SEND, 100));
+        ops.push_back(op(14, 12, UCT_RC_VARUNA_KIND_READ, 101));
+        ops.push_back(op(15, 12, UCT_RC_VARUNA_KIND_SEND, 102));
+        uct_rc_varuna_cls_input_t in = input(true, 12, with_psn, 102);
+        in.send_dedup                = false;
+        uct_rc_varuna_cls_summary_t sum = classify(in, ops);
+
+        if (with_psn) {
+            EXPECT_EQ(UCT_RC_VARUNA_VERDICT_EXECUTED, ops[0].verdict);
+            EXPECT_EQ(UCT_RC_VARUNA_BASIS_PSN, ops[0].basis);
+            EXPECT_EQ(UCT_RC_VARUNA_VERDICT_LOST, ops[2].verdict);
+            EXPECT_EQ(UCT_RC_VARUNA_BASIS_PSN, ops[2].basis);
+            EXPECT_EQ(0u, sum.undecided);
+        } else {
+            EXPECT_EQ(UCT_RC_VARUNA_VERDICT_UNDECIDED, ops[0].verdict);
+            EXPECT_EQ(UCT_RC_VARUNA_VERDICT_UNDECIDED, ops[2].verdict);
+            EXPECT_EQ(2u, sum.undecided);
+        }
+        EXPECT_EQ(UCT_RC_VARUNA_VERDICT_LOST, ops[1].verdict);
+        EXPECT_EQ(UCT_RC_VARUNA_BASIS_IDEMPOTENT, ops[1].basis);
+        EXPECT_EQ(0u, sum.conflicts);
+    }
+}
+
 /* A log that claims more than the responder's PSN allows is a conflict. */
 UCS_TEST_F(test_rc_varuna_classify, log_and_psn_disagreeing_is_counted)
 {
@@ -241,12 +337,14 @@ UCS_TEST_F(test_rc_varuna_classify, without_log)
 }
 
 /*
- * Random streams of requests, each followed by its 1-packet log write, with
- * random sizes, a random initial PSN (the 24-bit wrap included), cut after
- * every possible packet: the responder executed exactly the packets before
- * the cut. The log word is the sn of the last log write before the cut, the
- * expected PSN the PSN of the first packet after it. Every verdict must be
- * the truth, with no conflict and nothing undecided.
+ * Random streams of requests, each followed by its 1-packet log write or,
+ * in streams with a log interval of 2 to 5 or random log writes, only some
+ * of them, with random sizes, a random initial PSN (the 24-bit wrap
+ * included), cut after every possible packet: the responder executed
+ * exactly the packets before the cut. The log word is the sn of the last
+ * log write before the cut (or the one before the stream), the expected
+ * PSN the PSN of the first packet after it. Every verdict must be the
+ * truth, with no conflict and nothing undecided.
  */
 UCS_TEST_F(test_rc_varuna_classify, every_cut_of_random_streams)
 {
@@ -258,41 +356,57 @@ UCS_TEST_F(test_rc_varuna_classify, every_cut_of_random_streams)
         uint32_t psn0  = (stream % 4 == 0) ?
                          (0xffffff - ucs::rand() % 8) :
                          (ucs::rand() & UCT_RC_VARUNA_PSN_MASK);
+        /* 0: random log writes; 1: every operation; 2-5: an interval */
+        unsigned interval = stream % 6;
         std::vector<cls_op_t> ops;
-        std::vector<unsigned> log_packet;
-        unsigned packets = 0;
+        std::vector<unsigned> last_packet; /* of the request */
+        std::vector<int> log_packet;       /* of its log write, or -1 */
+        uint64_t log_before = 99;          /* written before the stream */
+        unsigned packets    = 0;
 
         for (unsigned i = 0; i < count; ++i) {
             uct_rc_varuna_kind_t kind = (uct_rc_varuna_kind_t)(ucs::rand() % 4);
             uint32_t length           = ucs::rand() % (3 * mtu + 1);
             uint32_t npsn = uct_rc_varuna_psn_count(kind, length, mtu);
+            uint64_t sn               = 100 + i;
+            bool logged = (interval == 0) ? (ucs::rand() % 2) :
+                          ((sn - log_before) >= interval);
 
             packets += npsn;
-            ops.push_back(op(100 + i, kind,
+            ops.push_back(op(sn, log_before, kind,
                              uct_rc_varuna_psn_add(psn0, packets - 1)));
-            log_packet.push_back(packets++);
+            last_packet.push_back(packets - 1);
+            log_packet.push_back(logged ? (int)packets++ : -1);
+            if (logged) {
+                log_before = sn;
+            }
         }
 
         for (unsigned cut = 0; cut <= packets; ++cut) {
             uint64_t log_sn = 99;
             for (unsigned i = 0; i < count; ++i) {
-                if (log_packet[i] < cut) {
+                if ((log_packet[i] >= 0) && ((unsigned)log_packet[i] < cut)) {
                     log_sn = ops[i].sn;
                 }
             }
 
-            std::vector<cls_op_t> cls = ops;
-            uct_rc_varuna_cls_summary_t sum =
-                    classify(input(true, log_sn, true,
-                                   uct_rc_varuna_psn_add(psn0, cut)), cls);
+            /* in every other stream SENDs are not deduplicated (the
+             * purge): they must then be judged exactly, as WRITEs */
+            bool dedup                   = (stream / 6) % 2;
+            std::vector<cls_op_t> cls    = ops;
+            uct_rc_varuna_cls_input_t in = input(true, log_sn, true,
+                                                 uct_rc_varuna_psn_add(psn0,
+                                                                       cut));
+            in.send_dedup                = dedup;
+            uct_rc_varuna_cls_summary_t sum = classify(in, cls);
             ASSERT_EQ(0u, sum.conflicts) << "stream " << stream << " cut "
                                          << cut;
             ASSERT_EQ(0u, sum.undecided);
             for (unsigned i = 0; i < count; ++i) {
                 /* executed: its last request packet is before the cut */
-                bool executed = (log_packet[i] - 1) < cut;
+                bool executed = last_packet[i] < cut;
                 if ((cls[i].kind == UCT_RC_VARUNA_KIND_READ) ||
-                    (cls[i].kind == UCT_RC_VARUNA_KIND_SEND)) {
+                    ((cls[i].kind == UCT_RC_VARUNA_KIND_SEND) && dedup)) {
                     /* resending is allowed for these even when executed:
                      * but never called lost by the log if it executed */
                     if (cls[i].basis == UCT_RC_VARUNA_BASIS_LOG) {

@@ -121,6 +121,27 @@ UCS_TEST_P(test_rc_varuna_failover, mixed_bidir_without_log, "LOG=n")
     matrix(MIXED, true);
 }
 
+/* The other log modes (the cases above write the log behind every third
+ * operation): behind every operation, where the log decides all but one;
+ * and the default interval, which in a window this short means no log
+ * write at all on the sender but the log read still made. */
+UCS_TEST_P(test_rc_varuna_failover, mixed_log_every_op, "LOG_INTERVAL=1")
+{
+    matrix(MIXED);
+}
+
+UCS_TEST_P(test_rc_varuna_failover, mixed_bidir_log_every_op,
+           "LOG_INTERVAL=1")
+{
+    matrix(MIXED, true);
+}
+
+UCS_TEST_P(test_rc_varuna_failover, mixed_log_default_interval,
+           "LOG_INTERVAL=16")
+{
+    matrix(MIXED);
+}
+
 /* The log switched off: every operation in flight is decided by the
  * peer's expected PSN. */
 UCS_TEST_P(test_rc_varuna_failover, mixed_without_log, "LOG=n")

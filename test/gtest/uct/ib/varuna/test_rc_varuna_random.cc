@@ -584,6 +584,12 @@ UCS_TEST_P(test_rc_varuna_random, trials)
     random_trials();
 }
 
+/* the trials above write the log behind every third operation */
+UCS_TEST_P(test_rc_varuna_random, trials_log_every_op, "LOG_INTERVAL=1")
+{
+    random_trials();
+}
+
 UCS_TEST_P(test_rc_varuna_random, trials_without_log, "LOG=n")
 {
     random_trials();
