@@ -459,9 +459,11 @@ enum {
     UCT_RC_VARUNA_FO_FIRST_ERR   = UCS_BIT(1), /* its first error seen */
     UCT_RC_VARUNA_FO_PEER_FENCED = UCS_BIT(2), /* peer's FAILOVER received */
     UCT_RC_VARUNA_FO_PEER_PSN    = UCS_BIT(3), /* ... with its expected PSN */
-    UCT_RC_VARUNA_FO_LOG_DONE    = UCS_BIT(4), /* the log word is read */
-    UCT_RC_VARUNA_FO_LOG_FAILED  = UCS_BIT(5)  /* the log READ could not be
+    UCT_RC_VARUNA_FO_LOG_DONE    = UCS_BIT(4), /* the log word is known */
+    UCT_RC_VARUNA_FO_LOG_FAILED  = UCS_BIT(5), /* the log READ could not be
                                                   posted: the PSN decides */
+    UCT_RC_VARUNA_FO_LOG_NOTICE  = UCS_BIT(6)  /* the peer's FAILOVER told
+                                                  the log word: no READ */
 };
 
 /* Control requests of a failover (low byte of their wr_id) */
@@ -484,10 +486,12 @@ typedef enum {
 enum {
     UCT_RC_VARUNA_CTRL_FLAG_PORT_ADDR   = UCS_BIT(0), /* lid, gid are valid */
     UCT_RC_VARUNA_CTRL_FLAG_GLOBAL      = UCS_BIT(1), /* route by the gid */
-    UCT_RC_VARUNA_CTRL_FLAG_PSN_UNKNOWN = UCS_BIT(2)  /* FAILOVER: psn is not
+    UCT_RC_VARUNA_CTRL_FLAG_PSN_UNKNOWN = UCS_BIT(2), /* FAILOVER: psn is not
                                                          the expected PSN
                                                          (it could not be
                                                          read) */
+    UCT_RC_VARUNA_CTRL_FLAG_LOG         = UCS_BIT(3)  /* FAILOVER: log_sn is
+                                                         the log word */
 };
 
 /* Control messages an endpoint holds until its lane has room: the few of a
@@ -510,6 +514,10 @@ typedef struct uct_rc_varuna_ctrl_msg {
     uint8_t                 flags;            /* UCT_RC_VARUNA_CTRL_FLAG_* */
     uint16_t                lid;
     union ibv_gid           gid;
+    /* FAILOVER: the log word the receiver's operations wrote here, read
+     * after the fence (final for the failed lane, as a READ of it would
+     * be once this message has arrived) */
+    uint64_t                log_sn;
 } UCS_S_PACKED uct_rc_varuna_ctrl_msg_t;
 
 /* An active message that arrived ahead of its turn (over the new lane
@@ -544,6 +552,9 @@ typedef struct uct_rc_varuna_report {
     ucs_time_t              t_detect;
     ucs_time_t              t_decided;
     ucs_time_t              t_recovered;
+    ucs_time_t              t_peer;           /* the peer's notice came */
+    ucs_time_t              t_enter[UCT_RC_VARUNA_FO_LAST]; /* each state,
+                                                 where the time goes */
 } uct_rc_varuna_report_t;
 
 
@@ -631,6 +642,7 @@ typedef struct uct_rc_varuna_ep {
             uint8_t         flags;            /* UCT_RC_VARUNA_CTRL_FLAG_* */
             uint16_t        epoch;
             uint32_t        psn;
+            uint64_t        log_sn;
         } notice;
         uint64_t            log_sn;
         uint64_t            sn_hi;            /* last op in flight at start */

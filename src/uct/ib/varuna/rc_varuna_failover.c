@@ -30,7 +30,8 @@
  *             side of the lane is fenced and what our expected PSN there is
  *   read      once no late request on the failed lane can still execute
  *             (below), an RDMA READ over the standby fetches the log word L
- *             our operations wrote at the peer
+ *             our operations wrote at the peer; unless the peer's FAILOVER
+ *             message, sent after its fence, carried it already
  *   classify  sn <= L executed; posted behind a log write > L lost; the
  *             few in between (those after the last log write, one with a
  *             log write behind every operation) decided by the peer's
@@ -110,7 +111,8 @@ static void uct_rc_varuna_ep_fo_enter(uct_rc_varuna_ep_t *ep,
     ucs_debug("rc_varuna: ep %p: failover %s -> %s", ep,
               uct_rc_varuna_fo_state_str(ep->fo.state),
               uct_rc_varuna_fo_state_str(state));
-    ep->fo.state = (uint8_t)state;
+    ep->fo.state                 = (uint8_t)state;
+    ep->fo.report.t_enter[state] = ucs_get_time();
 }
 
 
@@ -119,11 +121,26 @@ static void uct_rc_varuna_ep_fo_enter(uct_rc_varuna_ep_t *ep,
  * ------------------------------------------------------------------------ */
 
 /* The peer fenced its side of the failed lane: nothing sent there executes
- * any more, and its expected PSN (when it could read it) decides */
+ * any more, and its expected PSN (when it could read it) decides. The log
+ * word it read after its fence is the one a READ of ours would now return:
+ * taken when the READ has not been posted yet, which saves its round
+ * trip. */
 static void uct_rc_varuna_ep_fo_peer_fenced(uct_rc_varuna_ep_t *ep,
-                                            uint8_t msg_flags, uint32_t psn)
+                                            uint8_t msg_flags, uint32_t psn,
+                                            uint64_t log_sn)
 {
-    ep->fo.flags |= UCT_RC_VARUNA_FO_PEER_FENCED;
+    uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
+
+    ep->fo.flags         |= UCT_RC_VARUNA_FO_PEER_FENCED;
+    ep->fo.report.t_peer  = ucs_get_time();
+    if ((msg_flags & UCT_RC_VARUNA_CTRL_FLAG_LOG) &&
+        iface->config.log_enable &&
+        ((ep->fo.state == UCT_RC_VARUNA_FO_DRAIN) ||
+         (ep->fo.state == UCT_RC_VARUNA_FO_WAIT_QUIET))) {
+        ep->fo.log_sn  = log_sn;
+        ep->fo.flags  |= UCT_RC_VARUNA_FO_LOG_DONE |
+                         UCT_RC_VARUNA_FO_LOG_NOTICE;
+    }
     if (!(msg_flags & UCT_RC_VARUNA_CTRL_FLAG_PSN_UNKNOWN)) {
         ep->fo.flags       |= UCT_RC_VARUNA_FO_PEER_PSN;
         ep->fo.peer_rq_psn  = psn;
@@ -199,7 +216,8 @@ void uct_rc_varuna_ep_failover(uct_rc_varuna_ep_t *ep, unsigned lane,
         ucs_debug("rc_varuna: ep %p: the peer had fenced lane %u already",
                   ep, lane);
         uct_rc_varuna_ep_fo_peer_fenced(ep, ep->fo.notice.flags,
-                                        ep->fo.notice.psn);
+                                        ep->fo.notice.psn,
+                                        ep->fo.notice.log_sn);
     }
     ep->fo.notice.valid = 0;
 
@@ -228,6 +246,10 @@ void uct_rc_varuna_ep_failover(uct_rc_varuna_ep_t *ep, unsigned lane,
     if (!psn_known) {
         msg->flags |= UCT_RC_VARUNA_CTRL_FLAG_PSN_UNKNOWN;
     }
+    /* the failed lane is fenced here: what the peer's operations wrote
+     * into our log word over it is all there is */
+    msg->log_sn  = *uct_rc_varuna_log_word(ep);
+    msg->flags  |= UCT_RC_VARUNA_CTRL_FLAG_LOG;
 
     ucs_diag("rc_varuna: ep %p: failing over from %s to %s (%s), %u in "
              "flight", ep,
@@ -517,6 +539,11 @@ static int uct_rc_varuna_ep_fo_step(uct_rc_varuna_iface_t *iface,
         if (!uct_rc_varuna_ep_fo_quiet(iface, ep)) {
             return 0;
         }
+        if (ep->fo.flags & UCT_RC_VARUNA_FO_LOG_DONE) {
+            /* the peer's FAILOVER told it */
+            uct_rc_varuna_ep_fo_enter(ep, UCT_RC_VARUNA_FO_DECIDE);
+            return 1;
+        }
         uct_rc_varuna_ep_fo_enter(ep, UCT_RC_VARUNA_FO_READ_LOG);
         ep->ctrl.pending |= UCS_BIT(UCT_RC_VARUNA_CTRL_WR_LOG_READ);
         uct_rc_varuna_ep_ctrl_kick(ep);
@@ -734,7 +761,8 @@ void uct_rc_varuna_ep_failover_peer_fenced(uct_rc_varuna_ep_t *ep,
     }
     if ((msg->epoch == ep->fo.epoch) && uct_rc_varuna_ep_fo_fencing(ep) &&
         (about == ep->fo.failed_lane)) {
-        uct_rc_varuna_ep_fo_peer_fenced(ep, msg->flags, msg->psn);
+        uct_rc_varuna_ep_fo_peer_fenced(ep, msg->flags, msg->psn,
+                                        msg->log_sn);
         uct_rc_varuna_ep_failover_progress(ep);
         return;
     }
@@ -745,7 +773,8 @@ void uct_rc_varuna_ep_failover_peer_fenced(uct_rc_varuna_ep_t *ep,
     ep->fo.notice.lane  = (uint8_t)about;
     ep->fo.notice.flags = msg->flags;
     ep->fo.notice.epoch = msg->epoch;
-    ep->fo.notice.psn   = msg->psn;
+    ep->fo.notice.psn    = msg->psn;
+    ep->fo.notice.log_sn = msg->log_sn;
 }
 
 

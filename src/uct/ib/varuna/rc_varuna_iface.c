@@ -1288,8 +1288,9 @@ static ucs_status_t uct_rc_varuna_iface_probe_qp(uct_rc_varuna_iface_t *iface)
     iface->config.max_send_sge = ucs_min(UCT_IB_MAX_IOV,
                                          attr.cap.max_send_sge);
     if ((iface->config.max_send_sge < 2) ||
-        (iface->config.max_inline < sizeof(uint64_t))) {
-        /* an AM header needs a gather entry, the log write 8 inline bytes */
+        (iface->config.max_inline < sizeof(uct_rc_varuna_ctrl_msg_t))) {
+        /* an AM header needs a gather entry; the log write takes 8 inline
+         * bytes, a control message its size */
         ucs_error("rc_varuna: device has max_send_sge %zu, max_inline %zu",
                   iface->config.max_send_sge, iface->config.max_inline);
         return UCS_ERR_UNSUPPORTED;

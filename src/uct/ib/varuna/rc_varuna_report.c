@@ -27,6 +27,47 @@
  */
 
 
+
+/* Where the time of a failover went: when, after the detection, it entered
+ * each of its states (those it went through; the log read is skipped when
+ * nothing needs it) and the peer's notice came (null: never). */
+static void uct_rc_varuna_report_phases(const uct_rc_varuna_report_t *rep,
+                                        char *entered, size_t max,
+                                        char *peer_notice, size_t peer_max)
+{
+    static const uct_rc_varuna_fo_state_t states[] = {
+        UCT_RC_VARUNA_FO_WAIT_QUIET, UCT_RC_VARUNA_FO_READ_LOG,
+        UCT_RC_VARUNA_FO_DECIDE, UCT_RC_VARUNA_FO_RESEND,
+        UCT_RC_VARUNA_FO_REPLAYING
+    };
+    size_t i, len = 0;
+    int ret;
+
+    entered[0] = '\0';
+    for (i = 0; i < ucs_static_array_size(states); i++) {
+        if (rep->t_enter[states[i]] == 0) {
+            continue;
+        }
+        ret = snprintf(entered + len, max - len, "%s\"%s\":%.1f",
+                       (len > 0) ? "," : "",
+                       uct_rc_varuna_fo_state_str(states[i]),
+                       ucs_time_to_usec(rep->t_enter[states[i]] -
+                                        rep->t_detect));
+        if ((ret < 0) || ((size_t)ret >= (max - len))) {
+            entered[len] = '\0'; /* whole entries only: valid JSON */
+            break;
+        }
+        len += ret;
+    }
+
+    if (rep->t_peer != 0) {
+        ucs_snprintf_zero(peer_notice, peer_max, "%.1f",
+                          ucs_time_to_usec(rep->t_peer - rep->t_detect));
+    } else {
+        ucs_strncpy_zero(peer_notice, "null", peer_max);
+    }
+}
+
 /* The recovery mode's name in the reports */
 static const char *uct_rc_varuna_recovery_str(uct_rc_varuna_iface_t *iface)
 {
@@ -41,7 +82,8 @@ void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
     const uct_rc_varuna_cls_summary_t *dec  = &rep->decided;
     const uct_rc_varuna_cls_input_t *learnt = &rep->learned;
     double decide_us, recover_us;
-    char from[64], to[64], log_sn[32], peer_rq_psn[16];
+    char from[64], to[64], log_sn[32], peer_rq_psn[16], entered[192];
+    char peer_notice[16];
 
     decide_us  = ucs_time_to_usec(rep->t_decided - rep->t_detect);
     recover_us = ucs_time_to_usec(rep->t_recovered - rep->t_detect);
@@ -70,6 +112,8 @@ void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
     } else {
         ucs_strncpy_zero(log_sn, "null", sizeof(log_sn));
     }
+    uct_rc_varuna_report_phases(rep, entered, sizeof(entered), peer_notice,
+                                sizeof(peer_notice));
     if (learnt->psn_valid) {
         ucs_snprintf_zero(peer_rq_psn, sizeof(peer_rq_psn), "%u",
                           learnt->rq_psn);
@@ -88,17 +132,22 @@ void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
             "\"conflicts\":%u,\"results_lost\":%u,\"reread\":%u,"
             "\"resent_ops\":%u,\"resent_bytes\":%zu,"
             "\"blanket_ops\":%u,\"blanket_bytes\":%zu,"
-            "\"log_sn\":%s,\"peer_rq_psn\":%s,"
+            "\"log_sn\":%s,\"log_from\":%s,\"peer_rq_psn\":%s,"
             "\"detect_to_decided_us\":%.1f,\"detect_to_recovered_us\":%.1f,"
+            "\"entered_us\":{%s},\"peer_notice_us\":%s,"
             "\"qp_created\":%lu,\"qp_connected\":%lu}\n",
             getpid(), ep, ep->fo.epoch, uct_rc_varuna_cause_str(rep->cause),
             from, to, uct_rc_varuna_recovery_str(iface),
             iface->config.log_enable ? "true" : "false",
             iface->config.log_interval, rep->acked, rep->in_flight,
-            dec->executed, dec->lost, dec->undecided, dec->by_log, dec->by_psn, dec->by_idempotence,
-            dec->never_sent, dec->conflicts, rep->results_lost, rep->reread,
-            rep->resent_ops, rep->resent_bytes, rep->blanket_ops,
-            rep->blanket_bytes, log_sn, peer_rq_psn, decide_us, recover_us,
+            dec->executed, dec->lost, dec->undecided, dec->by_log,
+            dec->by_psn, dec->by_idempotence, dec->never_sent,
+            dec->conflicts, rep->results_lost, rep->reread, rep->resent_ops,
+            rep->resent_bytes, rep->blanket_ops, rep->blanket_bytes, log_sn,
+            !learnt->log_valid ? "null" :
+            (ep->fo.flags & UCT_RC_VARUNA_FO_LOG_NOTICE) ? "\"notice\"" :
+                                                         "\"read\"",
+            peer_rq_psn, decide_us, recover_us, entered, peer_notice,
             iface->fo.qp_created, iface->fo.qp_connected);
     fflush(iface->fo.report);
 }

@@ -165,8 +165,12 @@ public:
             /* a trial posts ~10 operations per side: with the default
              * interval none would write the log; with 3 every failover
              * has operations decided by the log, behind a log write that
-             * went and one that did not, and by the PSN */
-            modify_config("LOG_INTERVAL", "3");
+             * went and one that did not, and by the PSN. A benchmark
+             * (contrib/failover-bench) sets the interval it measures. */
+            const char *interval = getenv("RC_VARUNA_LOG_INTERVAL");
+            modify_config("LOG_INTERVAL",
+                          ((interval != NULL) && (*interval != '\0')) ?
+                          interval : "3");
         }
     }
 
@@ -995,9 +999,6 @@ protected:
         return true;
     }
 
-    /* Flush one side's endpoint and wait for it. Returns false (a G2
-     * problem) if the flush did not complete: the pair must not be used
-     * any more. */
     /* Where the request just posted on lane l of e went: its PSNs, and
      * whether it wrote the log (the lane's last log write moved) */
     static void note_posted(entity *e, unsigned l, uint32_t psn_before,
@@ -1013,6 +1014,9 @@ protected:
         c.log_before = uct_rc_varuna_ep_op(ep, ep->tx.sn)->log_before;
     }
 
+    /* Flush one side's endpoint and wait for it. Returns false (a G2
+     * problem) if the flush did not complete: the pair must not be used
+     * any more. */
     bool flush_ep(entity *e, const std::string &what, ucs_time_t deadline)
     {
         /* outlives this call: a flush that does not complete here is

@@ -214,13 +214,16 @@ UCS_TEST_P(test_rc_varuna_error_paths, peer_psn_unknown, "LOG=n")
  * The READ of the log word cannot be posted on the standby. It used to be
  * ignored: the read never completed and the failover never ended (every
  * later operation waited). Now the other decision path takes over, the
- * peer's expected PSN, and everything comes out exactly once.
+ * peer's expected PSN, and everything comes out exactly once. The READ is
+ * made when the requests' retries run out (REQ_DROP), before the peer has
+ * heard of the failover; with a port error the peer's FAILOVER message,
+ * which the failover waits for, tells the log word (next case).
  */
 UCS_TEST_P(test_rc_varuna_error_paths, log_read_post_fails)
 {
     setup_pair(NUM_OPS);
     fail_verb(m_s, 1, SOFTIB_VERB_POST_READ, qpn(m_s, 1), 0, SOFTIB_FOREVER);
-    if (run(ADD, REQ_PORT_DOWN, 3)) {
+    if (run(ADD, REQ_DROP, 3)) {
         verify(true);
     }
     fail_on_problems("log_read_post_fails");
@@ -230,6 +233,28 @@ UCS_TEST_P(test_rc_varuna_error_paths, log_read_post_fails)
     EXPECT_FALSE(rep.learned.log_valid);
     EXPECT_TRUE(rep.learned.psn_valid);
     EXPECT_EQ(0u, rep.decided.by_log);
+}
+
+/*
+ * A port error: the failover waits for the peer's fence, and the peer's
+ * FAILOVER message carries the log word it read after fencing, so no READ
+ * is made (one would fail here, as above), and the log decides.
+ */
+UCS_TEST_P(test_rc_varuna_error_paths, log_word_from_the_peer_notice)
+{
+    setup_pair(NUM_OPS);
+    fail_verb(m_s, 1, SOFTIB_VERB_POST_READ, qpn(m_s, 1), 0, SOFTIB_FOREVER);
+    if (run(ADD, REQ_PORT_DOWN, 3)) {
+        verify(true);
+    }
+    fail_on_problems("log_word_from_the_peer_notice");
+
+    const uct_rc_varuna_report_t &rep = vep(m_s)->fo.report;
+    EXPECT_EQ(1u, viface(m_s)->fo.failovers);
+    EXPECT_EQ(UCT_RC_VARUNA_CAUSE_PORT_ERR, rep.cause);
+    EXPECT_TRUE(rep.learned.log_valid);
+    EXPECT_EQ(0u, rep.t_enter[UCT_RC_VARUNA_FO_READ_LOG]);
+    EXPECT_GT(rep.decided.by_log, 0u);
 }
 
 /*

@@ -6,6 +6,7 @@
 
 #include "rc_varuna_failover_harness.h"
 
+#include <algorithm>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -481,6 +482,43 @@ protected:
      * depends on the seed and index only, so varuna and blanket runs meet
      * the same ones. Writes one JSON line to `out`.
      */
+    /* The median of count round trips on the sender's healthy primary
+     * lane, in this process and run: an empty put and a flush that waits
+     * for its acknowledgement, both sides progressed as in a failover. The
+     * failover's times are stated in it (contrib/failover-bench). 0 when
+     * one did not complete. */
+    double round_trip_us(unsigned count, ucs_time_t deadline)
+    {
+        std::vector<double> rtts;
+        uct_completion_t comp;
+        ucs_status_t status;
+        ucs_time_t start;
+
+        for (unsigned i = 0; i < count; ++i) {
+            start       = ucs_get_time();
+            status      = uct_ep_put_short(m_s->ep(0), NULL, 0,
+                                           m_dst->addr(), m_dst->rkey());
+            comp.func   = (uct_completion_callback_t)ucs_empty_function;
+            comp.count  = 1;
+            comp.status = UCS_OK;
+            if (status == UCS_OK) {
+                status = uct_ep_flush(m_s->ep(0), 0, &comp);
+            }
+            if (status == UCS_INPROGRESS) {
+                while ((comp.count > 0) && (ucs_get_time() < deadline)) {
+                    progress();
+                }
+                status = (comp.count == 0) ? comp.status : UCS_ERR_TIMED_OUT;
+            }
+            if (status != UCS_OK) {
+                return 0;
+            }
+            rtts.push_back(ucs_time_to_usec(ucs_get_time() - start));
+        }
+        std::sort(rtts.begin(), rtts.end());
+        return rtts.empty() ? 0 : rtts[rtts.size() / 2];
+    }
+
     bool bench_trial(uint64_t run, unsigned index, FILE *out)
     {
         ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(20) *
@@ -491,6 +529,7 @@ protected:
         int64_t created, connected;
         unsigned long t_created, t_connected;
         unsigned sent, acked;
+        double rtt_us;
         port sp, rp;
         rng_t rng;
         bool ok;
@@ -502,6 +541,7 @@ protected:
 
         setup_pair(BENCH_WINDOW);
         random_plan(rng, BENCH_WINDOW);
+        rtt_us = round_trip_us(9, deadline);
         sp = side_port(m_s, 0);
         rp = side_port(m_r, 0);
 
@@ -556,7 +596,7 @@ protected:
                 "\"violations\":%u,\"duplicates\":%u,"
                 "\"softib_qp_setup\":%lld,\"softib_qp_created\":%lld,"
                 "\"softib_qp_connected\":%lld,\"uct_qp_created\":%lu,"
-                "\"uct_qp_connected\":%lu}\n",
+                "\"uct_qp_connected\":%lu,\"rtt_us\":%.1f}\n",
                 getpid(), (void*)m_s->ep(0), index,
                 (viface(m_s)->config.recovery ==
                  UCT_RC_VARUNA_RECOVERY_VARUNA) ? "varuna" : "blanket",
@@ -569,7 +609,7 @@ protected:
                 viface(m_s)->fo.qp_created + viface(m_r)->fo.qp_created -
                 t_created,
                 viface(m_s)->fo.qp_connected + viface(m_r)->fo.qp_connected -
-                t_connected);
+                t_connected, rtt_us);
         fflush(out);
 
         destroy_pair();
