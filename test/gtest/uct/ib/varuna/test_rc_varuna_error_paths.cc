@@ -215,15 +215,31 @@ UCS_TEST_P(test_rc_varuna_error_paths, peer_psn_unknown, "LOG=n")
  * ignored: the read never completed and the failover never ended (every
  * later operation waited). Now the other decision path takes over, the
  * peer's expected PSN, and everything comes out exactly once. The READ is
- * made when the requests' retries run out (REQ_DROP), before the peer has
- * heard of the failover; with a port error the peer's FAILOVER message,
- * which the failover waits for, tells the log word (next case).
+ * made when the requests' retries run out (REQ_DROP) before the peer's
+ * FAILOVER message came, which would tell the log word (next case): the
+ * peer's posts on its standby are refused until the READ has failed.
  */
 UCS_TEST_P(test_rc_varuna_error_paths, log_read_post_fails)
 {
+    ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(20);
+    uint32_t peer_rule;
+    bool ok;
+
     setup_pair(NUM_OPS);
     fail_verb(m_s, 1, SOFTIB_VERB_POST_READ, qpn(m_s, 1), 0, SOFTIB_FOREVER);
-    if (run(ADD, REQ_DROP, 3)) {
+    peer_rule = fail_verb(m_r, 1, SOFTIB_VERB_POST_SEND, qpn(m_r, 1), 0,
+                          SOFTIB_FOREVER);
+    plan(ADD, NUM_OPS);
+    inject(REQ_DROP, 3);
+    ok = post_all(0, WINDOW, deadline);
+    take_down(REQ_DROP);
+    while (ok && !(vep(m_s)->fo.flags & UCT_RC_VARUNA_FO_LOG_FAILED) &&
+           (ucs_get_time() < deadline)) {
+        progress();
+    }
+    EXPECT_TRUE(vep(m_s)->fo.flags & UCT_RC_VARUNA_FO_LOG_FAILED);
+    m_softib.rule_del(peer_rule);
+    if (ok && post_all(WINDOW, NUM_OPS, deadline) && finish(deadline)) {
         verify(true);
     }
     fail_on_problems("log_read_post_fails");
