@@ -217,10 +217,21 @@ static ucs_status_t demo_wait(void *request)
     return status;
 }
 
+/* What VARUNA_DEMO_TRACE writes (the client's rounds so far): kept here
+ * so that an endpoint failure, which ends the process, still writes it */
+static struct {
+    const double *retired;
+    uint64_t     rounds;
+    double       start_wall;
+} demo_trace;
+
+static void demo_write_trace(void);
+
 static void demo_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
 {
     fprintf(stderr, "varuna_demo: the endpoint failed: %s\n",
             ucs_status_string(status));
+    demo_write_trace();
     exit(3);
 }
 
@@ -400,10 +411,43 @@ static int demo_cmp_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* VARUNA_DEMO_TRACE=FILE: when each round retired with all three
+ * operations done, in seconds from the first round, after a line with the
+ * wall-clock time of the first round (contrib/failover-trace lines it up
+ * with the moment the link went down and plots the rounds per interval).
+ * Written once the rounds are done, or when the endpoint fails (rc_verbs,
+ * whose endpoint does not survive the link). */
+static void demo_write_trace(void)
+{
+    const char *path = getenv("VARUNA_DEMO_TRACE");
+    uint64_t r;
+    FILE *f;
+
+    if ((path == NULL) || (*path == '\0') || (demo_trace.retired == NULL)) {
+        return;
+    }
+    f = fopen(path, "w");
+    if (f == NULL) {
+        fprintf(stderr, "varuna_demo: cannot write %s: %m\n", path);
+        return;
+    }
+    fprintf(f, "# start %.6f\n", demo_trace.start_wall);
+    for (r = 0; r < demo_trace.rounds; r++) {
+        if (demo_trace.retired[r] >= 0) {
+            fprintf(f, "%.6f\n", demo_trace.retired[r]);
+        }
+    }
+    fclose(f);
+    demo_trace.retired = NULL;
+}
+
 static int demo_client(const char *host, int port, uint64_t rounds)
 {
     demo_round_t *window = calloc(DEMO_WINDOW, sizeof(*window));
     uint64_t *results    = calloc(rounds, sizeof(*results));
+    double *retired      = malloc(rounds * sizeof(*retired));
+    struct timespec wall;
+    int round_ok;
     uint64_t lost = 0, failed = 0, dups = 0, bad_slots = 0, i, r, w;
     ucp_request_param_t prm;
     struct addrinfo hints, *ai;
@@ -471,7 +515,14 @@ static int demo_client(const char *host, int port, uint64_t rounds)
     printf("client: running %lu rounds (put + fetch-add + active message)\n",
            (unsigned long)rounds);
     fflush(stdout);
+    for (r = 0; r < rounds; r++) {
+        retired[r] = -1;
+    }
     start = demo_now();
+    clock_gettime(CLOCK_REALTIME, &wall);
+    demo_trace.retired    = retired;
+    demo_trace.rounds     = rounds;
+    demo_trace.start_wall = wall.tv_sec + wall.tv_nsec * 1e-9;
 
     memset(&prm, 0, sizeof(prm));
     for (r = 0; r < rounds + DEMO_WINDOW; r++) {
@@ -481,13 +532,18 @@ static int demo_client(const char *host, int port, uint64_t rounds)
             demo_round_t *old = &window[w];
             uint64_t done     = r - DEMO_WINDOW;
 
+            round_ok = 1;
             if (demo_wait(old->put_req) != UCS_OK) {
                 failed++;
+                round_ok = 0;
             }
             if (demo_wait(old->am_req) != UCS_OK) {
                 failed++;
+                round_ok = 0;
             }
             status = demo_wait(old->fadd_req);
+            retired[done] = (round_ok && (status == UCS_OK)) ?
+                            (demo_now() - start) : -1;
             if (status == UCS_OK) {
                 results[done] = old->fadd_result;
             } else {
@@ -532,6 +588,9 @@ static int demo_client(const char *host, int port, uint64_t rounds)
             fflush(stdout);
         }
     }
+
+    demo_write_trace();
+    free(retired);
 
     /* tell the server how many rounds there were */
     memset(&prm, 0, sizeof(prm));
