@@ -96,3 +96,13 @@ rc_varuna_as_root()
         rc_varuna_die "'$*' needs root (or sudo)"
     fi
 }
+
+# gnuplot for the benchmarks' plots: Debian's gnuplot-nox, installed with
+# apt-get on first use
+rc_varuna_need_gnuplot()
+{
+    command -v gnuplot >/dev/null && return
+    rc_varuna_progress "installing gnuplot-nox (apt-get)"
+    rc_varuna_as_root apt-get install -y -q gnuplot-nox >/dev/null ||
+        rc_varuna_die "cannot install gnuplot-nox"
+}

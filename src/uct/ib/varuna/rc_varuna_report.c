@@ -27,7 +27,6 @@
  */
 
 
-
 /* Where the time of a failover went: when, after the detection, it entered
  * each of its states (those it went through; the log read is skipped when
  * nothing needs it) and the peer's notice came (null: never). */
@@ -98,8 +97,8 @@ void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
              "%.0f us", ep, from, to, uct_rc_varuna_cause_str(rep->cause),
              uct_rc_varuna_recovery_str(iface), rep->in_flight,
              dec->executed, dec->lost, dec->undecided, dec->by_log,
-             dec->by_psn, dec->by_idempotence, dec->never_sent, rep->acked, rep->resent_ops, rep->resent_bytes,
-             rep->blanket_ops, rep->blanket_bytes, rep->results_lost,
+             dec->by_psn, dec->by_idempotence, dec->never_sent, rep->acked,
+             rep->resent_ops, rep->resent_bytes, rep->blanket_ops, rep->blanket_bytes, rep->results_lost,
              recover_us);
 
     if (iface->fo.report == NULL) {
