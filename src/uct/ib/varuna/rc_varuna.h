@@ -216,7 +216,8 @@ typedef struct uct_rc_varuna_side {
     /* only when separate: receives posted on the standby device's SRQ */
     ucs_mpool_t             rx_mp;
     unsigned                rx_posted;
-    unsigned                rx_quota;
+    unsigned                rx_quota;         /* to keep posted; grows */
+    unsigned                rx_run;           /* received in full polls */
     unsigned                rx_max;           /* the SRQ's length */
 } uct_rc_varuna_side_t;
 

@@ -476,19 +476,12 @@ static void uct_rc_varuna_ep_promote(uct_rc_varuna_iface_t *iface,
                                      uct_rc_varuna_ep_t *ep)
 {
     unsigned lane            = uct_rc_varuna_other_lane(ep->fo.failed_lane);
-    uct_rc_varuna_side_t *sb = &iface->side[lane];
 
     uct_rc_varuna_ep_fo_enter(ep, UCT_RC_VARUNA_FO_REPLAYING);
     ep->active             = (uint8_t)lane;
     ep->lane[lane].state   = UCT_RC_VARUNA_LANE_ACTIVE;
     uct_rc_txqp_available_add(&ep->super.txqp, ep->fo.parked);
     ep->fo.parked          = 0;
-
-    if (sb->separate) {
-        /* the standby device's receive queue now takes this endpoint's
-         * traffic: give it the full length */
-        sb->rx_quota = sb->rx_max;
-    }
 
     /* what waited may go now; rc/base runs the pending queues only after
      * send completions, and a failover that ends on the peer's notice (in

@@ -131,8 +131,10 @@ static ucs_config_field_t uct_rc_varuna_iface_config_table[] = {
      UCS_CONFIG_TYPE_STRING},
 
     {"STANDBY_RX_QUEUE_LEN", "256",
-     "Receive buffers posted on the shared receive queue of a standby device\n"
-     "while it waits. A standby port of the primary device shares its queue.",
+     "Receive buffers posted on the shared receive queue of a standby device,\n"
+     "also after a failover onto it: the number doubles, up to the queue's\n"
+     "length, when the receives outpace the refills by three quarters of it.\n"
+     "A standby port of the primary device shares the primary's queue.",
      ucs_offsetof(uct_rc_varuna_iface_config_t, standby_rx_len),
      UCS_CONFIG_TYPE_UINT},
 
@@ -287,6 +289,44 @@ static unsigned uct_rc_varuna_iface_post_recv(uct_rc_varuna_iface_t *iface,
         iface->super.rx.srq.available -= count;
     }
     return count;
+}
+
+/*
+ * A standby device's receive queue holds UCX_RC_VARUNA_STANDBY_RX_QUEUE_LEN
+ * buffers, also after a failover onto it. Raising that to the full queue
+ * at the failover made the next progress calls allocate and register the
+ * buffer pool's chunks one after the other (15 chunks of 256 buffers, 5 to
+ * 7 ms each on softib), which stalled the failed-over traffic for 80 ms
+ * (contrib/failover-trace). The quota doubles, up to the queue's length,
+ * only when the traffic needs it: when polls that each returned a full
+ * batch, one after the other, took three quarters of it. The device had
+ * consumed that much before this thread saw it (a receiver busy elsewhere
+ * while a burst came, or a rate above one batch a progress call); a few
+ * endpoints' steady traffic never does that, as every poll is followed by
+ * a refill of a batch.
+ */
+static void uct_rc_varuna_iface_standby_rx_grow(uct_rc_varuna_iface_t *iface,
+                                                uct_rc_varuna_side_t *sb,
+                                                unsigned polled)
+{
+    unsigned quota;
+
+    if (polled < iface->super.super.config.rx_max_poll) {
+        sb->rx_run = 0; /* the completion queue is empty */
+        return;
+    }
+
+    sb->rx_run += polled;
+    if ((sb->rx_quota >= sb->rx_max) ||
+        ((sb->rx_run * 4) < (sb->rx_quota * 3))) {
+        return;
+    }
+
+    quota = ucs_min(sb->rx_quota * 2, sb->rx_max);
+    ucs_debug("rc_varuna: iface %p: %u receives in full polls, standby "
+              "receive quota %u -> %u", iface, sb->rx_run, sb->rx_quota, quota);
+    sb->rx_quota = quota;
+    sb->rx_run   = 0;
 }
 
 /* Keep the shared receive queues full: the primary's in batches, as
@@ -486,6 +526,7 @@ static unsigned uct_rc_varuna_iface_poll_rx(uct_rc_varuna_iface_t *iface,
 
     status = uct_ib_poll_cq(iface->side[side].cq[UCT_IB_DIR_RX], &num_wcs, wc);
     if (status != UCS_OK) {
+        iface->side[side].rx_run = 0; /* see ..._standby_rx_grow() */
         return 0;
     }
 
@@ -512,6 +553,8 @@ static unsigned uct_rc_varuna_iface_poll_rx(uct_rc_varuna_iface_t *iface,
 
     if (iface->side[side].separate) {
         iface->side[side].rx_posted -= num_wcs;
+        uct_rc_varuna_iface_standby_rx_grow(iface, &iface->side[side],
+                                            num_wcs);
     } else {
         iface->super.rx.srq.available += num_wcs;
     }
@@ -933,6 +976,7 @@ uct_rc_varuna_iface_init_standby_device(uct_rc_varuna_iface_t *iface,
     sb->rx_quota  = ucs_min(config->standby_rx_len, ib_config->rx.queue_len);
     sb->rx_max    = ib_config->rx.queue_len;
     sb->rx_posted = 0;
+    sb->rx_run    = 0;
     return UCS_OK;
 
 err_destroy_srq:

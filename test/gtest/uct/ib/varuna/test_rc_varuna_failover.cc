@@ -471,4 +471,68 @@ UCS_TEST_P(test_rc_varuna_failover, both_paths_down)
     EXPECT_EQ(1u, m_ep_errors);
 }
 
+/*
+ * A standby device's receive queue keeps the buffers it had while waiting
+ * after a failover onto it (raising it to the whole queue stalled the
+ * traffic for tens of milliseconds, allocating buffers), and grows when a
+ * burst needs more: here twice the standby's quota of active messages
+ * arrives while the receiver does not poll. Every one of them arrives,
+ * once, and the quota doubles.
+ */
+UCS_TEST_P(test_rc_varuna_failover, standby_rx_grows_on_demand,
+           "STANDBY_RX_QUEUE_LEN=32")
+{
+    const unsigned quota = 32, burst = 2 * quota;
+    ucs_time_t deadline  = ucs_get_time() + ucs_time_from_sec(20);
+
+    setup_pair(burst);
+    uct_rc_varuna_side_t *rsb = &viface(m_r)->side[UCT_RC_VARUNA_SIDE_STANDBY];
+    if (!rsb->separate) {
+        UCS_TEST_SKIP_R("the standby port shares the primary's receive queue");
+    }
+    ASSERT_EQ(quota, rsb->rx_quota);
+
+    /* a failover with the matrix's traffic: the quota stays */
+    plan(MIXED, NUM_OPS);
+    ASSERT_TRUE(post_all(0, WINDOW, deadline));
+    take_down(REQ_PORT_DOWN);
+    if (post_all(WINDOW, NUM_OPS, deadline) && finish(deadline)) {
+        verify(true);
+    }
+    fail_on_problems("failover");
+    ASSERT_EQ(1u, vep(m_s)->active);
+    ASSERT_EQ(1u, vep(m_r)->active);
+    EXPECT_EQ(quota, rsb->rx_quota);
+
+    /* the burst, only the sender progressing */
+    clear_memory();
+    plan(AM_SHORT, burst);
+    m_am_rx.clear();
+    for (unsigned i = 0; i < burst; ++i) {
+        ucs_status_t status;
+        do {
+            status = post_op(i);
+            if (status == UCS_ERR_NO_RESOURCE) {
+                m_s->progress();
+            }
+        } while ((status == UCS_ERR_NO_RESOURCE) &&
+                 (ucs_get_time() < deadline));
+        ASSERT_UCS_OK(status, << " active message #" << i);
+        m_ops[i].calls  = 1;
+        m_ops[i].status = UCS_OK;
+    }
+    for (unsigned n = 0; n < 1000; ++n) {
+        m_s->progress();
+    }
+    EXPECT_TRUE(m_am_rx.empty()) << m_am_rx.size() << " delivered early";
+
+    if (finish(deadline)) {
+        verify(true);
+    }
+    fail_on_problems("burst");
+    EXPECT_EQ(burst, m_am_rx.size());
+    EXPECT_EQ(2 * quota, rsb->rx_quota);
+    EXPECT_EQ(1u, viface(m_s)->fo.failovers);
+}
+
 _UCT_INSTANTIATE_TEST_CASE(test_rc_varuna_failover, rc_varuna)
