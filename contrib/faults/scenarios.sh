@@ -112,6 +112,7 @@ sc_count()
 sc_round()
 {
     local r=0 l
+    [[ -r $SC_DIR/client.log ]] || { echo 0; return; }
     while IFS= read -r l; do
         [[ $l == "client: round "* ]] && r=${l#client: round }
     done <"$SC_DIR/client.log"
