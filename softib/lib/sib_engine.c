@@ -35,6 +35,7 @@
  * application stops polling without arming a completion channel. */
 #define SIB_POLL_GRACE_NS   (1000 * 1000)
 #define SIB_SOCK_BUF_BYTES  (16 * 1024 * 1024)
+#define SIB_POLL_GAP_NS     2000
 
 static struct sib_engine *sib_engine_global;
 static pthread_mutex_t sib_engine_global_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -95,6 +96,7 @@ void sib_engine_schedule(struct sib_qp *qp)
     if (!qp->in_tx_list) {
         qp->in_tx_list = 1;
         sib_list_add_tail(&eng->tx_list, &qp->tx_link);
+        __atomic_store_n(&eng->tx_scheduled, 1, __ATOMIC_RELAXED);
     }
 }
 
@@ -240,11 +242,23 @@ void sib_engine_progress(struct sib_engine *eng)
         sib_net_run_delayed(eng, now);
     }
     sib_net_flush(eng);
+    __atomic_store_n(&eng->tx_scheduled, !sib_list_empty(&eng->tx_list),
+                     __ATOMIC_RELAXED);
+    __atomic_store_n(&eng->last_pass_ns, sib_now_ns(), __ATOMIC_RELAXED);
 }
 
-void sib_engine_app_polled(struct sib_engine *eng)
+/* An empty poll_cq runs a pass unless one ended within SIB_POLL_GAP_NS and
+ * nothing waits to be sent: a NIC works on its own, and polling an empty
+ * CQ is a memory read. Without this, a transport that polls several CQs
+ * in one progress call paid a pass (a system call per socket) for each. */
+int sib_engine_poll_due(struct sib_engine *eng)
 {
-    __atomic_store_n(&eng->last_app_poll_ns, sib_now_ns(), __ATOMIC_RELAXED);
+    uint64_t now = sib_now_ns();
+
+    __atomic_store_n(&eng->last_app_poll_ns, now, __ATOMIC_RELAXED);
+    return __atomic_load_n(&eng->tx_scheduled, __ATOMIC_RELAXED) ||
+           ((now - __atomic_load_n(&eng->last_pass_ns, __ATOMIC_RELAXED)) >=
+            SIB_POLL_GAP_NS);
 }
 
 /* The application is about to block on a completion channel: the thread

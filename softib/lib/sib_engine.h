@@ -84,6 +84,8 @@ struct sib_engine {
     int                  epfd_wake;      /* wake only */
     int                  wake_fd;        /* eventfd */
     uint64_t             last_app_poll_ns;
+    uint64_t             last_pass_ns;   /* when the last pass ended */
+    int                  tx_scheduled;   /* tx_list is not empty */
     int                  thread_light;   /* waiting on wake_fd only */
     uint64_t             thread_deadline_ns;
 

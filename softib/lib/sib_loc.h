@@ -161,7 +161,7 @@ void     sib_engine_progress(struct sib_engine *eng);
 void     sib_engine_schedule(struct sib_qp *qp);
 void     sib_engine_unschedule(struct sib_qp *qp);
 void     sib_engine_timer_update(struct sib_qp *qp);
-void     sib_engine_app_polled(struct sib_engine *eng);
+int      sib_engine_poll_due(struct sib_engine *eng);
 void     sib_engine_app_sleeps(struct sib_engine *eng);
 void     sib_engine_lock(struct sib_engine *eng);
 int      sib_engine_trylock(struct sib_engine *eng);

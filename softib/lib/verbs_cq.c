@@ -162,8 +162,7 @@ int sib_poll_cq(struct ibv_cq *ibcq, int num, struct ibv_wc *wc)
         return n;
     }
 
-    sib_engine_app_polled(eng);
-    if (sib_engine_trylock(eng)) {
+    if (sib_engine_poll_due(eng) && sib_engine_trylock(eng)) {
         sib_engine_progress(eng);
         sib_engine_unlock(eng);
     }

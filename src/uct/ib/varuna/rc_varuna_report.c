@@ -132,6 +132,7 @@ void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
             "\"resent_ops\":%u,\"resent_bytes\":%zu,"
             "\"blanket_ops\":%u,\"blanket_bytes\":%zu,"
             "\"log_sn\":%s,\"log_from\":%s,\"peer_rq_psn\":%s,"
+            "\"detected_at_us\":%.1f,"
             "\"detect_to_decided_us\":%.1f,\"detect_to_recovered_us\":%.1f,"
             "\"entered_us\":{%s},\"peer_notice_us\":%s,"
             "\"qp_created\":%lu,\"qp_connected\":%lu}\n",
@@ -146,7 +147,8 @@ void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
             !learnt->log_valid ? "null" :
             (ep->fo.flags & UCT_RC_VARUNA_FO_LOG_NOTICE) ? "\"notice\"" :
                                                          "\"read\"",
-            peer_rq_psn, decide_us, recover_us, entered, peer_notice,
+            peer_rq_psn, ucs_time_to_usec(rep->t_detect), decide_us,
+            recover_us, entered, peer_notice,
             iface->fo.qp_created, iface->fo.qp_connected);
     fflush(iface->fo.report);
 }
