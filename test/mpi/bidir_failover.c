@@ -28,6 +28,16 @@
  *
  * Sizes: -s BYTES per destination of the alltoall (eager by default);
  * -S BYTES makes every 8th iteration use that size instead (rendezvous).
+ *
+ * -R adds, each iteration, an MPI_Allreduce (its sum checked) and the rest
+ * of osc ucx's operations on the same target, before the flush: an
+ * MPI_Put of a known value into the origin's slot there, an
+ * MPI_Accumulate(MPI_SUM) of it+1 on the target's sum, and an
+ * MPI_Compare_and_swap that moves the origin's own chain word there from
+ * k to k+1 (k: the origin's earlier swaps on that target, so each must
+ * succeed: a swap executed twice, or its result replayed, returns k+1);
+ * after the flush an MPI_Get reads the slot back. At the end every target
+ * checks its sum and chain words against what was aimed at it.
  */
 #include <mpi.h>
 #include "softib_link.h"
@@ -45,7 +55,7 @@
 /* where a rank is, for a debugger looking at a hung run */
 enum phase {
     PHASE_INIT, PHASE_ALLTOALL, PHASE_FETCH_AND_OP, PHASE_FLUSH,
-    PHASE_CHECK, PHASE_DONE
+    PHASE_ALLREDUCE, PHASE_GET, PHASE_CHECK, PHASE_DONE
 };
 volatile int bf_iteration = -1;
 volatile enum phase bf_phase = PHASE_INIT;
@@ -56,7 +66,7 @@ static void usage(const char *prog)
 {
     fprintf(stderr,
             "usage: %s [-i ITERATIONS] [-f FAIL_AT|-1] [-d DEV:PORT] "
-            "[-F FILE] [-s BYTES] [-S BYTES] [-w SECONDS] [-q]\n"
+            "[-F FILE] [-s BYTES] [-S BYTES] [-w SECONDS] [-R] [-q]\n"
             "  -i  iterations (4000)\n"
             "  -f  iteration at which rank 0 takes the link down "
             "(ITERATIONS/2; -1: never)\n"
@@ -68,6 +78,9 @@ static void usage(const char *prog)
             "  -w  at the failure iteration every rank idles this long, "
             "progressing MPI, then goes on (issue 9: timers of the failed "
             "port)\n"
+            "  -R  also an allreduce, a put, an accumulate, a compare-and-"
+            "swap and a get\n"
+            "      each iteration, all checked\n"
             "  -q  no progress lines\n", prog);
 }
 
@@ -90,6 +103,14 @@ static inline uint64_t pattern(int it, int src, int dst, size_t j)
     x *= 0x9e3779b97f4a7c15ull;
     return x ^ (x >> 29);
 }
+
+/* The window of a rank, in 64-bit words: the fetch-and-op counter, the
+ * accumulate sum, then per origin its put slot and its swap chain word */
+#define WIN_COUNTER     0
+#define WIN_SUM         1
+#define WIN_SLOT(_r)    (2 + (_r))
+#define WIN_CHAIN(_r)   (2 + nranks + (_r))
+#define WIN_WORDS       (2 + 2 * nranks)
 
 /* which rank this rank adds to in iteration it: never itself */
 static inline int target_of(int r, int it)
@@ -127,12 +148,16 @@ int main(int argc, char **argv)
     int64_t first_bad_it = -1;
     long first_bad_src = -1;
     int *targets, *all_targets = NULL;
-    int opt, it, r, ret, t, ok, all_ok, wrong_fetch = 0;
-    char detail[512] = "";
+    int opt, it, r, ret, t, ok, all_ok, wrong_fetch = 0, rma = 0;
+    uint64_t put_val, got, acc_val, cas_cmp, cas_new, cas_res, red_in;
+    uint64_t red_out, red_expected, *cas_count = NULL;
+    uint64_t bad_puts = 0, bad_swaps = 0, bad_reduce = 0;
+    uint64_t sum = 0, sum_expected = 0, chain, bad_chains = 0;
+    char detail[1024] = "";
     double start, t_fail = 0, idle = 0, until;
     MPI_Win win;
 
-    while ((opt = getopt(argc, argv, "i:f:d:F:s:S:w:qh")) != -1) {
+    while ((opt = getopt(argc, argv, "i:f:d:F:s:S:w:Rqh")) != -1) {
         switch (opt) {
         case 'i': iterations = atoi(optarg); break;
         case 'f': fail_at = atoi(optarg); break;
@@ -141,6 +166,7 @@ int main(int argc, char **argv)
         case 's': small = strtoul(optarg, NULL, 0); break;
         case 'S': large = strtoul(optarg, NULL, 0); break;
         case 'w': idle = atof(optarg); break;
+        case 'R': rma = 1; break;
         case 'q': quiet = 1; break;
         default:  usage(argv[0]); return opt == 'h' ? 0 : 2;
         }
@@ -170,19 +196,20 @@ int main(int argc, char **argv)
     rbuf     = malloc(max_size * nranks);
     results  = calloc(iterations, sizeof(*results));
     targets  = calloc(iterations, sizeof(*targets));
-    if (!sbuf || !rbuf || !results || !targets) {
+    cas_count = calloc(nranks, sizeof(*cas_count));
+    if (!sbuf || !rbuf || !results || !targets || !cas_count) {
         fprintf(stderr, "rank %d: out of memory\n", rank);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
 
-    ret = MPI_Win_allocate(sizeof(uint64_t), sizeof(uint64_t), MPI_INFO_NULL,
-                           MPI_COMM_WORLD, &base, &win);
+    ret = MPI_Win_allocate(WIN_WORDS * sizeof(uint64_t), sizeof(uint64_t),
+                           MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
     if (ret != MPI_SUCCESS) {
         die_mpi(ret, "MPI_Win_allocate");
     }
     MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
     MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win);
-    *base = 0;
+    memset(base, 0, WIN_WORDS * sizeof(uint64_t));
     MPI_Win_unlock(rank, win);
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Win_lock_all(0, win);
@@ -281,23 +308,95 @@ int main(int argc, char **argv)
         t           = target_of(rank, it);
         targets[it] = t;
         bf_phase    = PHASE_FETCH_AND_OP;
-        ret = MPI_Fetch_and_op(&one, &results[it], MPI_UINT64_T, t, 0,
-                               MPI_SUM, win);
+        ret = MPI_Fetch_and_op(&one, &results[it], MPI_UINT64_T, t,
+                               WIN_COUNTER, MPI_SUM, win);
         if (ret != MPI_SUCCESS) {
             die_mpi(ret, "MPI_Fetch_and_op");
+        }
+        if (rma) {
+            /* a put, an accumulate and a swap on the same target, all
+             * in flight with the fetch-and-op until the flush */
+            put_val = pattern(it, rank, t, 1);
+            acc_val = it + 1;
+            cas_cmp = cas_count[t];
+            cas_new = cas_cmp + 1;
+            ret = MPI_Put(&put_val, 1, MPI_UINT64_T, t, WIN_SLOT(rank), 1,
+                          MPI_UINT64_T, win);
+            if (ret != MPI_SUCCESS) {
+                die_mpi(ret, "MPI_Put");
+            }
+            ret = MPI_Accumulate(&acc_val, 1, MPI_UINT64_T, t, WIN_SUM, 1,
+                                 MPI_UINT64_T, MPI_SUM, win);
+            if (ret != MPI_SUCCESS) {
+                die_mpi(ret, "MPI_Accumulate");
+            }
+            ret = MPI_Compare_and_swap(&cas_new, &cas_cmp, &cas_res,
+                                       MPI_UINT64_T, t, WIN_CHAIN(rank), win);
+            if (ret != MPI_SUCCESS) {
+                die_mpi(ret, "MPI_Compare_and_swap");
+            }
         }
         bf_phase = PHASE_FLUSH;
         ret = MPI_Win_flush(t, win);
         if (ret != MPI_SUCCESS) {
             die_mpi(ret, "MPI_Win_flush");
         }
+        if (!rma) {
+            continue;
+        }
+
+        cas_count[t]++;
+        if (cas_res != cas_cmp) {
+            if (bad_swaps++ < 3) {
+                printf("rank %d: iteration %d: compare-and-swap on rank %d "
+                       "returned %" PRIu64 ", expected %" PRIu64 "\n", rank,
+                       it, t, cas_res, cas_cmp);
+            }
+        }
+
+        /* the put, read back */
+        bf_phase = PHASE_GET;
+        got      = ~put_val;
+        ret = MPI_Get(&got, 1, MPI_UINT64_T, t, WIN_SLOT(rank), 1,
+                      MPI_UINT64_T, win);
+        if (ret == MPI_SUCCESS) {
+            ret = MPI_Win_flush(t, win);
+        }
+        if (ret != MPI_SUCCESS) {
+            die_mpi(ret, "MPI_Get");
+        }
+        if (got != put_val) {
+            if (bad_puts++ < 3) {
+                printf("rank %d: iteration %d: read back %" PRIx64 " from "
+                       "rank %d, put %" PRIx64 "\n", rank, it, got, t,
+                       put_val);
+            }
+        }
+
+        /* an allreduce: the sum of every rank's value, computed here */
+        bf_phase     = PHASE_ALLREDUCE;
+        red_in       = pattern(it, rank, 0, 2);
+        red_expected = 0;
+        for (r = 0; r < nranks; r++) {
+            red_expected += pattern(it, r, 0, 2);
+        }
+        ret = MPI_Allreduce(&red_in, &red_out, 1, MPI_UINT64_T, MPI_SUM,
+                            MPI_COMM_WORLD);
+        if (ret != MPI_SUCCESS) {
+            die_mpi(ret, "MPI_Allreduce");
+        }
+        if ((red_out != red_expected) && (bad_reduce++ < 3)) {
+            printf("rank %d: iteration %d: allreduce gave %" PRIx64
+                   ", expected %" PRIx64 "\n", rank, it, red_out,
+                   red_expected);
+        }
     }
 
     /* every add is flushed; wait for everyone's, then read our counter */
     bf_phase = PHASE_CHECK;
     MPI_Barrier(MPI_COMM_WORLD);
-    ret = MPI_Fetch_and_op(NULL, &counter, MPI_UINT64_T, rank, 0, MPI_NO_OP,
-                           win);
+    ret = MPI_Fetch_and_op(NULL, &counter, MPI_UINT64_T, rank, WIN_COUNTER,
+                           MPI_NO_OP, win);
     if (ret == MPI_SUCCESS) {
         ret = MPI_Win_flush(rank, win);
     }
@@ -305,6 +404,30 @@ int main(int argc, char **argv)
         die_mpi(ret, "reading the counter");
     }
     MPI_Win_unlock_all(win);
+
+    if (rma) {
+        /* the sum and every origin's chain word, against what was aimed at
+         * this rank */
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win);
+        sum = base[WIN_SUM];
+        for (r = 0; r < nranks; r++) {
+            chain = 0;
+            for (it = 0; it < iterations; it++) {
+                if ((r != rank) && (target_of(r, it) == rank)) {
+                    sum_expected += it + 1;
+                    chain++;
+                }
+            }
+            if (base[WIN_CHAIN(r)] != chain) {
+                if (bad_chains++ < 3) {
+                    printf("rank %d: the swap chain of rank %d is at %" PRIu64
+                           " after %" PRIu64 " swaps\n", rank, r,
+                           base[WIN_CHAIN(r)], chain);
+                }
+            }
+        }
+        MPI_Win_unlock(rank, win);
+    }
 
     expected = 0;
     for (r = 0; r < nranks; r++) {
@@ -338,7 +461,9 @@ int main(int argc, char **argv)
         }
     }
 
-    ok = (bad_elems == 0) && (counter == expected) && (wrong_fetch == 0);
+    ok = (bad_elems == 0) && (counter == expected) && (wrong_fetch == 0) &&
+         (sum == sum_expected) && !bad_puts && !bad_swaps && !bad_reduce &&
+         !bad_chains;
     snprintf(detail, sizeof(detail),
              "counter %" PRIu64 " after %" PRIu64 " adds aimed at it%s, "
              "alltoall %d iterations, %" PRIu64 " bad elements",
@@ -354,6 +479,15 @@ int main(int argc, char **argv)
     if (wrong_fetch) {
         snprintf(detail + strlen(detail), sizeof(detail) - strlen(detail),
                  ", %d fetch results not increasing", wrong_fetch);
+    }
+    if (rma) {
+        snprintf(detail + strlen(detail), sizeof(detail) - strlen(detail),
+                 "; sum %" PRIu64 " of %" PRIu64 "%s, %" PRIu64 " puts read "
+                 "back wrong, %" PRIu64 " swaps wrong, %" PRIu64 " chains "
+                 "wrong, %" PRIu64 " allreduces wrong", sum, sum_expected,
+                 (sum > sum_expected) ? " (EXECUTED TWICE)" :
+                 (sum < sum_expected) ? " (LOST)" : "",
+                 bad_puts, bad_swaps, bad_chains, bad_reduce);
     }
     bf_phase = PHASE_DONE;
     printf("rank %d (pid %d): %s: %s\n", rank, (int)getpid(),
@@ -413,6 +547,7 @@ int main(int argc, char **argv)
     free(rbuf);
     free(results);
     free(targets);
+    free(cas_count);
     free(all_results);
     free(all_targets);
     MPI_Finalize();

@@ -9,10 +9,13 @@
 # with mpicc and runs it R times: each iteration every rank does a verified
 # MPI_Alltoall (pml ucx) and an MPI_Fetch_and_op(+1) with MPI_Win_flush on
 # another rank's counter (osc ucx); rank 0 takes softib0:1 down halfway.
+# With --rma also a verified MPI_Allreduce, MPI_Put, MPI_Accumulate,
+# MPI_Compare_and_swap and MPI_Get each iteration (bidir_failover -R).
 #
 # Usage: test/mpi/run.sh [-n RANKS] [-r RUNS] [-i ITERS] [-t SECONDS]
 #                        [-s BYTES] [-S BYTES] [-w SECONDS] [--no-fail]
-#                        [--recovery varuna|blanket] [--standby auto|same]
+#                        [--rma] [--recovery varuna|blanket]
+#                        [--expect ok|wrong] [--standby auto|same]
 #                        [-x VAR=VALUE]... [--bt] [--name NAME]
 #        test/mpi/run.sh --build   only build the program; print its path
 #   -n   ranks (2)                   -r   runs (1)
@@ -22,7 +25,10 @@
 #   -w   every rank idles this long at the failure, progressing (the link
 #        stays down: issue 9's long run is -w 120 -t 300)
 #   --no-fail    a clean run: the link stays up (no reports expected)
+#   --rma        the rest of MPI's one-sided operations and an allreduce
 #   --recovery   UCX_RC_VARUNA_RECOVERY (blanket: expect WRONG or an abort)
+#   --expect     ok (default), or wrong: a run counts as correct when it
+#                comes out WRONG (for blanket recovery; a HANG never does)
 #   --standby    UCX_RC_VARUNA_STANDBY (auto: softib1:1; same: softib0:2)
 #   -x VAR=VAL   one more variable for every rank (e.g. UCX_RC_VARUNA_LOG=n)
 #   --bt         on a hang, gdb backtraces of every rank (bt-PID.txt)
@@ -45,14 +51,15 @@ set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ranks=2 runs=1 iters=4000 tmo=60 small=8 large=0 idle=0 fail=1 recovery=varuna
-standby=auto bt=0 name= extra_env=() build_only=0
+standby=auto bt=0 name= extra_env=() build_only=0 rma=0 expect=ok
 usage()
 {
     sed -n '/^# Usage/,/^#$/s/^# \{0,1\}//p' "$0" >&2
     exit 2
 }
 while (($#)); do
-    [[ $1 == --no-fail || $1 == --bt || $1 == --build || $# -ge 2 ]] || usage
+    [[ $1 == --no-fail || $1 == --bt || $1 == --build || $1 == --rma ||
+       $# -ge 2 ]] || usage
     case $1 in
     -n) ranks=$2; shift ;;
     -r) runs=$2; shift ;;
@@ -63,6 +70,8 @@ while (($#)); do
     -w) idle=$2; shift ;;
     -x) [[ $2 == *=* ]] || usage; extra_env+=("$2"); shift ;;
     --no-fail) fail=0 ;;
+    --rma) rma=1 ;;
+    --expect) expect=$2; shift ;;
     --recovery) recovery=$2; shift ;;
     --standby) standby=$2; shift ;;
     --bt) bt=1 ;;
@@ -76,6 +85,8 @@ done
     rc_varuna_die "--recovery: varuna or blanket, not '$recovery'"
 [[ $standby == auto || $standby == same ]] ||
     rc_varuna_die "--standby: auto or same, not '$standby'"
+[[ $expect == ok || $expect == wrong ]] ||
+    rc_varuna_die "--expect: ok or wrong, not '$expect'"
 
 mpi_setup mpicc mpirun
 # the program, rebuilt when its source changed
@@ -90,6 +101,7 @@ trap 'rm -f "$registry".*' EXIT
 if [[ -z $name ]]; then
     name=n$ranks-$standby-$recovery
     ((large)) && name+=-S$large
+    ((rma)) && name+=-rma
     ((fail)) || name+=-nofail
 fi
 logs=$RC_VARUNA_LOGS/mpi/$name
@@ -97,6 +109,7 @@ mkdir -p "$logs"
 
 prog_args=(-q -i "$iters" -s "$small" -S "$large" -w "$idle")
 ((fail)) || prog_args+=(-f -1)
+((rma)) && prog_args+=(-R)
 
 # Open MPI's UCX components accept only the transports and devices of
 # opal_common_ucx_tls/devices (pml_ucx_tls/devices are its synonyms, and
@@ -225,8 +238,12 @@ mpi_run()
          "reports; $(grep -h -E '^(rank [0-9]+ \(pid [0-9]+\): WRONG|bidir_failover: WRONG)' \
                      "$d/out.log" | head -3 | paste -sd' ')"
     [[ -f $d/hang.txt ]] && cat "$d/hang.txt"
-    [[ $verdict == OK ]] && return 0
     [[ $rc == hang ]] && return 2
+    if [[ $expect == wrong ]]; then
+        [[ $verdict == WRONG* ]] && return 0
+        return 1
+    fi
+    [[ $verdict == OK ]] && return 0
     return 1
 }
 
@@ -235,6 +252,7 @@ sizes="alltoall $small B"
 ((large)) && sizes+=" (every 8th: $large B)"
 what="no link failure"
 ((fail)) && what="softib0:1 down halfway"
+((rma)) && sizes+=", all one-sided operations and an allreduce"
 echo "mpi: $runs runs of $ranks ranks, $iters iterations, $sizes, $what," \
      "standby $standby, $recovery recovery; logs in ${logs#$RC_VARUNA_ROOT/}"
 for ((n = 1; n <= runs; n++)); do
@@ -245,5 +263,10 @@ for ((n = 1; n <= runs; n++)); do
     *) ((wrong++)) ;;
     esac
 done
-echo "mpi: $runs runs: $correct correct, $wrong wrong, $hang hang"
+if [[ $expect == wrong ]]; then
+    echo "mpi: $runs runs: $correct came out wrong as expected," \
+         "$wrong did not, $hang hang"
+else
+    echo "mpi: $runs runs: $correct correct, $wrong wrong, $hang hang"
+fi
 ((correct == runs))
