@@ -389,6 +389,10 @@ typedef struct uct_rc_varuna_op {
     uint64_t                swap;
     void                    *result;          /* fetching atomics */
     uct_completion_t        *comp;
+    uct_completion_t        *flush_comp;      /* a flush that found this
+                                                 one the last posted, and
+                                                 signaled: it completes
+                                                 with it */
     uct_rc_varuna_desc_t    *desc;            /* bcopy/atomic/AM header */
     uct_unpack_callback_t   unpack_cb;        /* get_bcopy */
     void                    *unpack_arg;

@@ -59,6 +59,11 @@ void uct_rc_varuna_op_complete(uct_rc_varuna_iface_t *iface,
     if (op->comp != NULL) {
         uct_invoke_completion(op->comp, status);
     }
+    if (op->flush_comp != NULL) {
+        /* everything up to this one completed; a flush completes even
+         * when cancelled */
+        uct_invoke_completion(op->flush_comp, UCS_OK);
+    }
 }
 
 /* Complete one operation in order, returning its work requests and CQ
@@ -856,7 +861,10 @@ static void uct_rc_varuna_ep_post_empty(uct_rc_varuna_iface_t *iface,
 /*
  * Everything posted completes in order, so a flush needs a signaled request
  * behind the last operation, and only if that one went out unsignaled or a
- * completion is to be reported. Callers poll uct_ep_flush() until UCS_OK:
+ * completion is to be reported. When the last one went out signaled, the
+ * completion is reported with it instead (fo.flush_comp), as rc/base's
+ * flush completions are: a put and a flush (MPI_Win_flush, shmem_quiet)
+ * then take one WRITE, not two. Callers poll uct_ep_flush() until UCS_OK:
  * posting on every call would keep the queue from ever draining.
  */
 ucs_status_t uct_rc_varuna_ep_flush(uct_ep_h tl_ep, unsigned flags,
@@ -866,6 +874,7 @@ ucs_status_t uct_rc_varuna_ep_flush(uct_ep_h tl_ep, unsigned flags,
                                                   uct_rc_varuna_iface_t);
     uct_rc_varuna_ep_t *ep       = ucs_derived_of(tl_ep, uct_rc_varuna_ep_t);
     int cancel                   = !!(flags & UCT_FLUSH_FLAG_CANCEL);
+    uct_rc_varuna_op_t *last;
     unsigned side;
     ucs_status_t status;
 
@@ -914,6 +923,18 @@ ucs_status_t uct_rc_varuna_ep_flush(uct_ep_h tl_ep, unsigned flags,
         status = uct_rc_varuna_ep_check_res(iface, ep);
         if (status != UCS_OK) {
             return status;
+        }
+        if ((comp != NULL) && !cancel && (ep->tx.sig_sn == ep->tx.sn) &&
+            (ep->fo.state == UCT_RC_VARUNA_FO_IDLE) &&
+            ucs_arbiter_group_is_empty(&ep->super.arb_group)) {
+            /* nothing waits to be posted before this flush: the last
+             * operation posted is the last it waits for */
+            last = uct_rc_varuna_ep_op(ep, ep->tx.sn);
+            if (last->flush_comp == NULL) {
+                last->flush_comp = comp;
+                UCT_TL_EP_STAT_FLUSH_WAIT(&ep->super.super);
+                return UCS_INPROGRESS;
+            }
         }
         uct_rc_varuna_ep_post_empty(iface, ep, UCT_RC_VARUNA_OP_FLUSH, comp);
     }

@@ -179,6 +179,7 @@ uct_rc_varuna_ep_op_start(uct_rc_varuna_ep_t *ep, uct_rc_varuna_op_type_t type,
     op->length     = 0;
     op->desc_len   = 0;
     op->comp       = NULL;
+    op->flush_comp = NULL;
     op->desc       = NULL;
     return op;
 }
@@ -409,12 +410,22 @@ uct_rc_varuna_ep_new_op_logs(uct_rc_varuna_iface_t *iface,
                       (iface->super.tx.cq_available >= 2));
 }
 
-/* Post a new operation on the active lane and make its number taken. */
+/*
+ * Post a new operation on the active lane and make its number taken. One
+ * posted while everything before it has completed is signaled: a flush
+ * right behind a lone operation (MPI_Win_flush after a put, shmem_quiet)
+ * then waits for its completion instead of posting an empty WRITE of its
+ * own, which took such a put and flush from two packets to four (rc_verbs
+ * signals every short put). A stream of operations still signals one in
+ * tx_moderation.
+ */
 static UCS_F_ALWAYS_INLINE void
 uct_rc_varuna_ep_post_new(uct_rc_varuna_iface_t *iface, uct_rc_varuna_ep_t *ep,
                           uct_rc_varuna_op_t *op, int signal)
 {
     ucs_status_t status;
+
+    signal = signal || (ep->tx.done_sn == ep->tx.sn);
 
     if (op->ib_opcode == IBV_WR_SEND_WITH_IMM) {
         /* numbered when it surely goes out: a gap would stall the peer */

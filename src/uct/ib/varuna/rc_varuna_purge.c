@@ -329,6 +329,23 @@ static int uct_rc_varuna_op_is_internal(const uct_rc_varuna_op_t *op)
            (op->type == UCT_RC_VARUNA_OP_FC_GRANT);
 }
 
+/* Hand back a flush that waited for an operation (uct_rc_varuna_ep_flush)
+ * as a flush of its own, right after that operation's entry, whatever
+ * became of it: UCP posts what it is handed back in order, so the flush
+ * completes after everything before it that goes out again. */
+static void
+uct_rc_varuna_purge_flush(const uct_ep_outstanding_purge_params_t *params,
+                          void *arg, uct_completion_t *flush_comp)
+{
+    uct_ep_op_info_t info;
+
+    memset(&info, 0, sizeof(info));
+    info.field_mask = UCT_EP_OP_INFO_FIELD_COMP;
+    info.operation  = UCT_EP_OP_FLUSH;
+    info.comp       = flush_comp;
+    params->cb(&info, arg);
+}
+
 static int
 uct_rc_varuna_rx_token_check(const uct_rc_varuna_ep_t *ep,
                              const uct_ep_outstanding_purge_params_t *params,
@@ -365,6 +382,7 @@ uct_rc_varuna_ep_outstanding_purge(uct_ep_h tl_ep,
     uct_rc_varuna_rx_token_t rx;
     uct_rc_varuna_cls_op_t cls;
     unsigned handed_back, completed, results_lost;
+    uct_completion_t *flush_comp;
     uct_ep_op_info_t info;
     uct_rc_varuna_op_t *op;
     ucs_status_t status;
@@ -389,12 +407,14 @@ uct_rc_varuna_ep_outstanding_purge(uct_ep_h tl_ep,
     in.send_dedup = 0;
 
     while (ep->tx.done_sn < ep->tx.sn) {
-        op = uct_rc_varuna_ep_op(ep, ++ep->tx.done_sn);
+        op         = uct_rc_varuna_ep_op(ep, ++ep->tx.done_sn);
+        flush_comp = op->flush_comp;
+        op->flush_comp = NULL;
         if (op->flags & UCT_RC_VARUNA_OP_FLAG_SETTLED) {
             /* a failover had decided it before the last lane failed */
             uct_rc_varuna_op_complete(iface, op, (ucs_status_t)op->status);
             completed++;
-            continue;
+            goto next;
         }
 
         uct_rc_varuna_op_cls_input(op, &cls);
@@ -420,7 +440,7 @@ uct_rc_varuna_ep_outstanding_purge(uct_ep_h tl_ep,
 
         if (uct_rc_varuna_op_is_internal(op)) {
             uct_rc_varuna_op_complete(iface, op, UCS_OK);
-            continue;
+            goto next;
         }
 
         switch (cls.verdict) {
@@ -449,6 +469,11 @@ uct_rc_varuna_ep_outstanding_purge(uct_ep_h tl_ep,
                                       UCT_RC_VARUNA_STATUS_UNDECIDED);
             completed++;
             break;
+        }
+next:
+        if (flush_comp != NULL) {
+            uct_rc_varuna_purge_flush(params, arg, flush_comp);
+            handed_back++;
         }
     }
     /* done: what the endpoint still meets is the transport's, as on any

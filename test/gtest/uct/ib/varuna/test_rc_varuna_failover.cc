@@ -215,7 +215,10 @@ UCS_TEST_P(test_rc_varuna_failover, fail_lane_hook)
  * so an endpoint that had a whole moderation interval of them in flight
  * (here: all of them, on a fresh endpoint) was left with no more credits
  * than one interval of unsignaled requests, never signaled again, and
- * stalled: a pending send never went out, as under Open MPI.
+ * stalled: a pending send never went out, as under Open MPI. (The first
+ * request of the window, posted on an idle endpoint, is signaled so that a
+ * flush behind a lone operation needs no request of its own; the rest of
+ * the window goes out before its completion is seen, unsignaled.)
  */
 UCS_TEST_P(test_rc_varuna_failover, acked_unsignaled_then_port_down)
 {
@@ -232,7 +235,8 @@ UCS_TEST_P(test_rc_varuna_failover, acked_unsignaled_then_port_down)
     plan(PUT_SHORT, window + after);
     ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(20);
 
-    /* the whole window arrives and is acknowledged, none of it signaled */
+    /* the whole window arrives and is acknowledged, only its first
+     * request signaled */
     ASSERT_TRUE(post_all(0, window, deadline));
     while ((memcmp(dst_slot(window - 1), &m_shadow[(window - 1) * SLOT],
                    sizeof(uint64_t)) != 0) &&
@@ -240,8 +244,8 @@ UCS_TEST_P(test_rc_varuna_failover, acked_unsignaled_then_port_down)
         progress();
     }
     short_progress_loop(20);
-    ASSERT_EQ(0u, vep(m_s)->tx.done_sn) << "a request of the window was "
-                                           "signaled";
+    ASSERT_EQ(1u, vep(m_s)->tx.done_sn) << "a request of the window after "
+                                           "the first was signaled";
 
     /* nothing more is posted until the port error is seen: the lane then
      * has nothing to flush */
@@ -259,7 +263,7 @@ UCS_TEST_P(test_rc_varuna_failover, acked_unsignaled_then_port_down)
     }
     fail_on_problems("acked_unsignaled_then_port_down");
     EXPECT_EQ(1u, viface(m_s)->fo.failovers);
-    EXPECT_EQ(window, vep(m_s)->fo.report.acked);
+    EXPECT_EQ(window - 1, vep(m_s)->fo.report.acked);
     EXPECT_EQ(0u, vep(m_s)->fo.report.resent_ops);
 }
 
@@ -533,6 +537,74 @@ UCS_TEST_P(test_rc_varuna_failover, standby_rx_grows_on_demand,
     EXPECT_EQ(burst, m_am_rx.size());
     EXPECT_EQ(2 * quota, rsb->rx_quota);
     EXPECT_EQ(1u, viface(m_s)->fo.failovers);
+}
+
+/* A flush whose completion is counted */
+struct counted_flush {
+    uct_completion_t comp;
+    unsigned         calls;
+
+    counted_flush() : calls(0)
+    {
+        comp.func   = cb;
+        comp.count  = 1;
+        comp.status = UCS_OK;
+    }
+
+    static void cb(uct_completion_t *self)
+    {
+        ucs_container_of(self, counted_flush, comp)->calls++;
+    }
+};
+
+/*
+ * An operation posted on an idle endpoint is signaled, and a flush right
+ * behind it completes with it instead of posting a request of its own (a
+ * put and MPI_Win_flush took two WRITEs and two acknowledgements, against
+ * one each over rc_verbs). Once clean, once with the link going down under
+ * the put: the flush then completes once, after the put was recovered.
+ */
+UCS_TEST_P(test_rc_varuna_failover, flush_rides_on_a_lone_operation)
+{
+    ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(20);
+    counted_flush clean, failed;
+    uint32_t psn;
+
+    setup_pair(2);
+    plan(PUT_SHORT, 2);
+
+    ASSERT_TRUE(post_all(0, 1, deadline));
+    EXPECT_EQ(vep(m_s)->tx.sn, vep(m_s)->tx.sig_sn)
+            << "an operation on an idle endpoint went out unsignaled";
+    psn = vep(m_s)->lane[vep(m_s)->active].sq_psn;
+    ASSERT_EQ(UCS_INPROGRESS, uct_ep_flush(m_s->ep(0), 0, &clean.comp));
+    EXPECT_EQ(psn, vep(m_s)->lane[vep(m_s)->active].sq_psn)
+            << "the flush posted a request";
+    while ((clean.calls == 0) && (ucs_get_time() < deadline)) {
+        progress();
+    }
+    EXPECT_EQ(1u, clean.calls);
+    EXPECT_EQ(UCS_OK, clean.comp.status);
+    EXPECT_EQ(0, memcmp(dst_slot(0), &m_shadow[0], sizeof(uint64_t)))
+            << "the flush completed before the put arrived";
+
+    ASSERT_TRUE(post_all(1, 2, deadline));
+    ASSERT_EQ(UCS_INPROGRESS, uct_ep_flush(m_s->ep(0), 0, &failed.comp));
+    take_down(REQ_PORT_DOWN);
+    while ((failed.calls == 0) && (ucs_get_time() < deadline)) {
+        progress();
+    }
+    EXPECT_EQ(1u, failed.calls);
+    EXPECT_EQ(UCS_OK, failed.comp.status);
+    EXPECT_EQ(0, memcmp(dst_slot(1), &m_shadow[SLOT], sizeof(uint64_t)))
+            << "the flush completed before the put was recovered";
+    if (finish(deadline)) {
+        verify(true);
+    }
+    fail_on_problems("flush_rides_on_a_lone_operation");
+    EXPECT_EQ(1u, viface(m_s)->fo.failovers);
+    EXPECT_EQ(1u, clean.calls);
+    EXPECT_EQ(1u, failed.calls);
 }
 
 _UCT_INSTANTIATE_TEST_CASE(test_rc_varuna_failover, rc_varuna)
