@@ -862,7 +862,7 @@ static void uct_rc_varuna_ep_post_empty(uct_rc_varuna_iface_t *iface,
  * Everything posted completes in order, so a flush needs a signaled request
  * behind the last operation, and only if that one went out unsignaled or a
  * completion is to be reported. When the last one went out signaled, the
- * completion is reported with it instead (fo.flush_comp), as rc/base's
+ * completion is reported with it instead (op->flush_comp), as rc/base's
  * flush completions are: a put and a flush (MPI_Win_flush, shmem_quiet)
  * then take one WRITE, not two. Callers poll uct_ep_flush() until UCS_OK:
  * posting on every call would keep the queue from ever draining.

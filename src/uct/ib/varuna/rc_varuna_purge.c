@@ -407,8 +407,8 @@ uct_rc_varuna_ep_outstanding_purge(uct_ep_h tl_ep,
     in.send_dedup = 0;
 
     while (ep->tx.done_sn < ep->tx.sn) {
-        op         = uct_rc_varuna_ep_op(ep, ++ep->tx.done_sn);
-        flush_comp = op->flush_comp;
+        op             = uct_rc_varuna_ep_op(ep, ++ep->tx.done_sn);
+        flush_comp     = op->flush_comp;
         op->flush_comp = NULL;
         if (op->flags & UCT_RC_VARUNA_OP_FLAG_SETTLED) {
             /* a failover had decided it before the last lane failed */
