@@ -150,7 +150,8 @@ int ibv_destroy_cq(struct ibv_cq *ibcq)
 }
 
 /* The application's poll is also the device's clock when it busy-polls:
- * an empty CQ runs one engine pass (if nobody else is) and looks again. */
+ * an empty CQ runs one engine pass (if one is due, sib_engine_poll_due(),
+ * and nobody else is running one) and looks again. */
 int sib_poll_cq(struct ibv_cq *ibcq, int num, struct ibv_wc *wc)
 {
     struct sib_cq *cq      = to_scq(ibcq);
