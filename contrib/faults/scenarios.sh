@@ -30,7 +30,9 @@
 #                  before the next fault; default N 4
 #   mpi:N[:R]      N runs of test/mpi/bidir_failover (Open MPI, R ranks,
 #                  default 2: even ranks on A, odd ones on B; verified
-#                  alltoall plus fetch-and-op with flush, every direction)
+#                  alltoall plus fetch-and-op with flush, every direction,
+#                  and with -R an allreduce, a put read back with a get,
+#                  an accumulate and a compare-and-swap each iteration)
 #                  with a fault mid-run, rotating down-A down-B loss-A
 #                  loss-B (issue 14)
 #   wakeup         wakeup-A and wakeup-loss-B: down-A, loss-B with both
@@ -766,7 +768,7 @@ sc_mpi_run()
         timeout -k 5 "$SC_LIMIT" stdbuf -oL mpirun --allow-run-as-root \
         --oversubscribe -np $ranks --mca pml ucx --mca osc ucx --mca btl self \
         --mca pml_ucx_tls any --mca pml_ucx_devices any \
-        $sc_tmp/mpi-rank "$RC_VARUNA_MPI_PROG" -i $iters -F "$fault" \
+        $sc_tmp/mpi-rank "$RC_VARUNA_MPI_PROG" -i $iters -R -F "$fault" \
         >"$SC_DIR/out.log" 2>&1 </dev/null &
     pid=$!
     while kill -0 $pid 2>/dev/null && [[ ! -e $fault ]]; do

@@ -6,8 +6,9 @@
 # make check: Debian's Open MPI over rc_varuna through a link failure
 # (test/mpi/run.sh, issues 13 and 14): verified MPI_Alltoall and
 # fetch-and-op with flush, both directions, on both of Open MPI's UCP
-# workers; in the 2-rank eager runs also MPI_Allreduce, MPI_Put,
-# MPI_Accumulate, MPI_Compare_and_swap and MPI_Get (--rma). A few runs
+# workers; in the 2-rank runs in the default standby configuration also
+# MPI_Allreduce, MPI_Put, MPI_Accumulate, MPI_Compare_and_swap and MPI_Get
+# (--rma). A few runs
 # (about 1 minute): 2 ranks with eager messages, 2 ranks with rendezvous
 # every 8th iteration (in both standby configurations), 6 ranks, and a
 # clean run; every one must be OK (no WRONG, no HANG). Then blanket
@@ -26,7 +27,8 @@ if ! command -v mpirun >/dev/null || ! command -v mpicc >/dev/null; then
 fi
 
 bash "$run" -n 2 -r 5 -t 60 --bt --rma --name check-n2 || status=1
-bash "$run" -n 2 -r 3 -S 65536 -t 60 --bt --name check-n2-rndv || status=1
+bash "$run" -n 2 -r 3 -S 65536 -t 60 --bt --rma --name check-n2-rndv ||
+    status=1
 bash "$run" -n 2 -r 2 -S 65536 --standby same -t 60 --bt \
     --name check-n2-rndv-same || status=1
 # six busy-polling ranks on two cores: softib acknowledges only while the
@@ -35,7 +37,8 @@ bash "$run" -n 2 -r 2 -S 65536 --standby same -t 60 --bt \
 # check about rc_varuna, not about the scheduler
 bash "$run" -n 6 -r 2 -t 120 --bt -x UCX_RC_VARUNA_TIMEOUT=32ms \
     --name check-n6 || status=1
-bash "$run" -n 2 -r 1 --no-fail -t 60 --rma --name check-n2-clean || status=1
+bash "$run" -n 2 -r 1 --no-fail -S 65536 -t 60 --rma --name check-n2-clean ||
+    status=1
 # blanket recovery sends again what executed: a duplicated accumulate,
 # swap or completion (UCP asserts on a flush counted twice); one of up to
 # three runs must come out wrong
