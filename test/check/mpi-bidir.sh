@@ -17,6 +17,7 @@
 #
 
 set -uo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/../../contrib/common.sh"
 run=$(dirname "${BASH_SOURCE[0]}")/../mpi/run.sh
 status=0
 
@@ -42,16 +43,9 @@ bash "$run" -n 2 -r 1 --no-fail -S 65536 -t 60 --rma --name check-n2-clean ||
 # blanket recovery sends again what executed: a duplicated accumulate,
 # swap or completion (UCP asserts on a flush counted twice); one of up to
 # three runs must come out wrong
-blanket=1
-for k in 1 2 3; do
-    if bash "$run" -n 2 --rma --recovery blanket --expect wrong -t 60 \
-            --name check-n2-blanket-$k; then
-        blanket=0
-        break
-    fi
-done
-((blanket == 0)) || { echo "mpi-bidir: blanket recovery came out right 3" \
-                           "times"; status=1; }
+rc_varuna_one_of 3 check-n2-blanket bash "$run" -n 2 --rma \
+        --recovery blanket --expect wrong -t 60 ||
+    { echo "mpi-bidir: blanket recovery came out right 3 times"; status=1; }
 
 echo "mpi-bidir: exit $status"
 exit $status

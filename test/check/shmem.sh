@@ -10,6 +10,7 @@
 #
 
 set -uo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/../../contrib/common.sh"
 run=$(dirname "${BASH_SOURCE[0]}")/../mpi/shmem.sh
 status=0
 
@@ -28,16 +29,9 @@ bash "$run" -n 4 -t 120 -x UCX_RC_VARUNA_TIMEOUT=32ms --name check-n4 ||
 # blanket recovery sends again what executed; with one operation in flight
 # at a time the failure does not always catch an executed one (1 run in 6
 # came out right): up to 5 runs, one must come out wrong
-blanket=1
-for k in 1 2 3 4 5; do
-    if bash "$run" -n 2 --recovery blanket --expect wrong \
-            --name check-n2-blanket-$k; then
-        blanket=0
-        break
-    fi
-done
-((blanket == 0)) || { echo "shmem: blanket recovery came out right 5" \
-                           "times"; status=1; }
+rc_varuna_one_of 5 check-n2-blanket bash "$run" -n 2 --recovery blanket \
+        --expect wrong ||
+    { echo "shmem: blanket recovery came out right 5 times"; status=1; }
 
 echo "shmem: exit $status"
 exit $status
