@@ -98,8 +98,8 @@ void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
              uct_rc_varuna_recovery_str(iface), rep->in_flight,
              dec->executed, dec->lost, dec->undecided, dec->by_log,
              dec->by_psn, dec->by_idempotence, dec->never_sent, rep->acked,
-             rep->resent_ops, rep->resent_bytes, rep->blanket_ops, rep->blanket_bytes, rep->results_lost,
-             recover_us);
+             rep->resent_ops, rep->resent_bytes, rep->blanket_ops,
+             rep->blanket_bytes, rep->results_lost, recover_us);
 
     if (iface->fo.report == NULL) {
         return;
