@@ -8,9 +8,8 @@
 # error paths (a verb failing), the counters read through the VFS and
 # both paths dying (the peer-failure path). A subset: valgrind slows the
 # cases 20 to 50 times, so the RC timeout and the watchdog are longer
-# (below). The 100 fail/restore cycles are left out: under valgrind with
-# the default timeouts, re-protection stalled in some runs (see README,
-# "Known problems"); run them with VALGRIND_FILTER.
+# (below). The 100 fail/restore cycles are left out for time (about 65 s
+# under valgrind); run them with VALGRIND_FILTER.
 #
 # Usage: test/check/own-gtest-valgrind.sh [auto|same] [GTEST ARGS...]
 # Environment: as own-gtest.sh; VALGRIND_FILTER replaces the default
@@ -31,11 +30,7 @@ command -v valgrind >/dev/null || {
 
 fo=rc_varuna/test_rc_varuna_failover
 ep=rc_varuna/test_rc_varuna_error_paths
-# done_lost_then_failover is left out: it needs the peer to see nothing
-# of a lane whose traffic is dropped for a few milliseconds, and under
-# valgrind the peer's own retries on that lane run out first (1 run in 3);
-# ASan runs it (own-gtest-asan.sh)
-export GTEST_FILTER=${VALGRIND_FILTER:-$fo.both_paths_down/*:$fo.fail_lane_hook/*:$fo.fadd/0:$fo.am_bcopy/0:$fo.mixed/0:$fo.counters_in_vfs/0:$ep.*/0:-$ep.done_lost_then_failover/*}
+export GTEST_FILTER=${VALGRIND_FILTER:-$fo.both_paths_down/*:$fo.fail_lane_hook/*:$fo.fadd/0:$fo.am_bcopy/0:$fo.mixed/0:$fo.counters_in_vfs/0:$ep.*/0}
 export RC_VARUNA_FI_STEP=${RC_VARUNA_FI_STEP:-3}
 export GTEST_TIMEOUT=${GTEST_TIMEOUT:-1500}
 export UCX_HANDLE_ERRORS=none
@@ -45,8 +40,13 @@ export UCX_HANDLE_ERRORS=none
 # of the tests do not expect. Port failures are still detected by PORT_ERR.
 export UCX_RC_VARUNA_TIMEOUT=${UCX_RC_VARUNA_TIMEOUT:-100ms}
 export UCX_RC_VARUNA_WATCHDOG=${UCX_RC_VARUNA_WATCHDOG:-3s}
-# valgrind's memcheck, the way UCX's own "make test_valgrind" runs it
-export RC_VARUNA_GTEST_WRAPPER="valgrind --leak-check=full
+# valgrind's memcheck, the way UCX's own "make test_valgrind" runs it.
+# --fair-sched=try as there: valgrind runs one thread at a time, and with
+# its default lock a thread that never blocks (the test's progress loop)
+# kept UCX's async thread, which delivers the port events, from running for
+# seconds; 6 of 40 runs of done_waits_then_failover missed a failover or a
+# re-protection within the test's 20 s (one in the CI run of 1ba44fb)
+export RC_VARUNA_GTEST_WRAPPER="valgrind --fair-sched=try --leak-check=full
     --show-leak-kinds=definite,indirect
     --errors-for-leak-kinds=definite,indirect --error-exitcode=3
     --num-callers=30 --suppressions=${RC_VARUNA_UCX_SRC:-$root/build/ucx/src}/contrib/valgrind.supp"
