@@ -15,10 +15,13 @@
 extern "C" {
 #include <uct/ib/varuna/rc_varuna.h>
 #include <uct/ib/base/ib_device.h>
+#include <ucs/arch/atomic.h>
 #include <ucs/sys/string.h>
 #include <ucs/datastruct/string_buffer.h>
 #include <ucs/vfs/base/vfs_obj.h>
 }
+
+#include <pthread.h>
 
 #include <algorithm>
 #include <set>
@@ -130,7 +133,9 @@ public:
                                m_sib_qp_created(0),
                                m_sib_qp_connected(0), m_fault(-1),
                                m_resent_checked(0),
-                               m_log_interval_set(false) {}
+                               m_log_interval_set(false),
+                               m_peer_thread_running(false),
+                               m_peer_thread_stop(0) {}
 
     /* the test's own settings come first (its constructor), init's
      * defaults after: note which ones it made */
@@ -311,7 +316,8 @@ protected:
         test_rc_varuna_fo_base *self =
                 reinterpret_cast<test_rc_varuna_fo_base*>(arg);
 
-        ++self->m_ep_errors;
+        /* atomically: the receiver may run in a thread of its own */
+        ucs_atomic_add32(&self->m_ep_errors, 1);
         /* UCS_INPROGRESS: the test takes the endpoint's operations in
          * flight over (uct_ep_outstanding_purge) */
         return self->m_err_take_over ? UCS_INPROGRESS : UCS_OK;
@@ -464,8 +470,60 @@ protected:
         return true;
     }
 
+    /* Progress every entity, but the receiver while its own thread does
+     * (peer_thread_start()) */
+    unsigned progress() const
+    {
+        unsigned count = 0;
+
+        FOR_EACH_ENTITY(iter) {
+            if (!m_peer_thread_running || (*iter != m_r)) {
+                count += (*iter)->progress();
+            }
+        }
+        return count;
+    }
+
+    /* The receiver progressed by a thread of its own, as a peer process
+     * would be: from here to peer_thread_stop() the sender's loops leave it
+     * alone, so the receiver's part of a failover runs beside the sender's
+     * instead of inside the sender's progress calls. The receiver's
+     * callbacks write only what the receiver owns (the AM records; the
+     * endpoint error count, atomically), which the test reads after
+     * peer_thread_stop(). softib serializes its engine itself. */
+    void peer_thread_start()
+    {
+        ASSERT_FALSE(m_peer_thread_running);
+        m_peer_thread_stop = 0;
+        ASSERT_EQ(0, pthread_create(&m_peer_thread, NULL, peer_thread_main,
+                                    this));
+        m_peer_thread_running = true;
+    }
+
+    void peer_thread_stop()
+    {
+        if (!m_peer_thread_running) {
+            return;
+        }
+        ucs_atomic_add32(&m_peer_thread_stop, 1);
+        pthread_join(m_peer_thread, NULL);
+        m_peer_thread_running = false;
+    }
+
+    static void *peer_thread_main(void *arg)
+    {
+        test_rc_varuna_fo_base *self =
+                reinterpret_cast<test_rc_varuna_fo_base*>(arg);
+
+        while (ucs_atomic_fadd32(&self->m_peer_thread_stop, 0) == 0) {
+            self->m_r->progress();
+        }
+        return NULL;
+    }
+
     void destroy_pair()
     {
+        peer_thread_stop();
         m_dst.reset();
         m_src.reset();
         m_rev_word.reset();
@@ -983,9 +1041,13 @@ protected:
             num_rev_am += m_rev[j].type == AM_SHORT;
         }
 
-        if (!flush_ep(m_s, "flush", deadline) ||
-            (!m_rev.empty() && (!post_reverse(m_rev.size(), deadline) ||
-                                !flush_ep(m_r, "reverse flush", deadline)))) {
+        if (!flush_ep(m_s, "flush", deadline)) {
+            return false;
+        }
+        /* the receiver's records are read from here, in this thread */
+        peer_thread_stop();
+        if (!m_rev.empty() && (!post_reverse(m_rev.size(), deadline) ||
+                               !flush_ep(m_r, "reverse flush", deadline))) {
             return false;
         }
 
@@ -1489,7 +1551,7 @@ protected:
     std::vector<char>               m_shadow;
     std::vector<std::string>        m_problems;
     outcome                         m_found;
-    unsigned                        m_ep_errors;
+    uint32_t                        m_ep_errors;
     bool                            m_err_take_over;
     unsigned long                   m_qp_created[2], m_qp_conn[2];
     int64_t                         m_sib_qp_created, m_sib_qp_connected;
@@ -1502,6 +1564,9 @@ protected:
                                                          checked */
     int                             m_cq_avail[2];
     bool                            m_log_interval_set;
+    pthread_t                       m_peer_thread;
+    bool                            m_peer_thread_running;
+    volatile uint32_t               m_peer_thread_stop;
 };
 
 #endif

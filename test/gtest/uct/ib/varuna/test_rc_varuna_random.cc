@@ -34,7 +34,9 @@
  *
  * failover_bench (skipped unless RC_VARUNA_BENCH=N): N failovers detected
  * by PORT_ERR on identical scenarios for contrib/failover-bench, one JSON
- * line each (see bench_trial()).
+ * line each (see bench_trial()). RC_VARUNA_BENCH_THREADS=2 (the default)
+ * progresses the receiver in a thread of its own, as a peer process would
+ * be; 1 progresses both sides in the test's thread.
  */
 class test_rc_varuna_random : public test_rc_varuna_fo_base {
 protected:
@@ -519,7 +521,10 @@ protected:
         return rtts.empty() ? 0 : rtts[rtts.size() / 2];
     }
 
-    bool bench_trial(uint64_t run, unsigned index, FILE *out)
+    /* peer_thread: the receiver progresses in a thread of its own (as a
+     * peer process would), else the sender's loops progress both */
+    bool bench_trial(uint64_t run, unsigned index, bool peer_thread,
+                     FILE *out)
     {
         ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(20) *
                               ucs::test_time_multiplier();
@@ -541,6 +546,11 @@ protected:
 
         setup_pair(BENCH_WINDOW);
         random_plan(rng, BENCH_WINDOW);
+        if (peer_thread) {
+            /* the round trip too is measured with the receiver's thread
+             * polling beside the sender */
+            peer_thread_start();
+        }
         rtt_us = round_trip_us(9, deadline);
         sp = side_port(m_s, 0);
         rp = side_port(m_r, 0);
@@ -578,6 +588,7 @@ protected:
         ok = post_all(0, BENCH_WINDOW, deadline);
         m_softib.link(sp.dev, sp.num, false);
         ok = ok && finish(deadline);
+        peer_thread_stop();
         memset(&result, 0, sizeof(result));
         if (ok) {
             result = verify(viface(m_s)->config.recovery ==
@@ -596,7 +607,8 @@ protected:
                 "\"violations\":%u,\"duplicates\":%u,"
                 "\"softib_qp_setup\":%lld,\"softib_qp_created\":%lld,"
                 "\"softib_qp_connected\":%lld,\"uct_qp_created\":%lu,"
-                "\"uct_qp_connected\":%lu,\"rtt_us\":%.1f}\n",
+                "\"uct_qp_connected\":%lu,\"rtt_us\":%.1f,"
+                "\"peer_thread\":%s}\n",
                 getpid(), (void*)m_s->ep(0), index,
                 (viface(m_s)->config.recovery ==
                  UCT_RC_VARUNA_RECOVERY_VARUNA) ? "varuna" : "blanket",
@@ -609,7 +621,7 @@ protected:
                 viface(m_s)->fo.qp_created + viface(m_r)->fo.qp_created -
                 t_created,
                 viface(m_s)->fo.qp_connected + viface(m_r)->fo.qp_connected -
-                t_connected, rtt_us);
+                t_connected, rtt_us, peer_thread ? "true" : "false");
         fflush(out);
 
         destroy_pair();
@@ -641,6 +653,7 @@ UCS_TEST_P(test_rc_varuna_random, failover_bench)
     unsigned n       = (unsigned)env_u64("RC_VARUNA_BENCH", 0);
     uint64_t run     = run_seed(1);
     const char *path = getenv("RC_VARUNA_BENCH_OUT");
+    bool peer_thread = env_u64("RC_VARUNA_BENCH_THREADS", 2) == 2;
     FILE *out;
 
     if (n == 0) {
@@ -650,9 +663,10 @@ UCS_TEST_P(test_rc_varuna_random, failover_bench)
     ASSERT_TRUE(out != NULL) << path << ": " << strerror(errno);
 
     UCS_TEST_MESSAGE << "RC_VARUNA_SEED=0x" << std::hex << run << std::dec
-                     << " RC_VARUNA_BENCH=" << n;
+                     << " RC_VARUNA_BENCH=" << n
+                     << " RC_VARUNA_BENCH_THREADS=" << (peer_thread ? 2 : 1);
     for (unsigned i = 0; i < n; ++i) {
-        if (!bench_trial(run, i, out)) {
+        if (!bench_trial(run, i, peer_thread, out)) {
             ADD_FAILURE() << "bench trial " << i << " did not complete";
             break;
         }
