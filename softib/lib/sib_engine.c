@@ -49,9 +49,17 @@ uint64_t sib_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* A verb, or the engine's thread, that must have the lock: busy pollers,
+ * which only try it, leave it alone meanwhile (sib_engine_poll_due()). A
+ * mutex hands nothing over: a thread polling in a loop took the lock again
+ * before the woken waiter ran, and a verb (the move of a QP to ERR, a
+ * post_send) waited for tens of microseconds behind passes nobody needed,
+ * where an HCA takes a verb beside any polling. */
 void sib_engine_lock(struct sib_engine *eng)
 {
+    __atomic_add_fetch(&eng->lock_waiters, 1, __ATOMIC_RELAXED);
     pthread_mutex_lock(&eng->lock);
+    __atomic_sub_fetch(&eng->lock_waiters, 1, __ATOMIC_RELAXED);
 }
 
 int sib_engine_trylock(struct sib_engine *eng)
@@ -256,6 +264,9 @@ int sib_engine_poll_due(struct sib_engine *eng)
     uint64_t now = sib_now_ns();
 
     __atomic_store_n(&eng->last_app_poll_ns, now, __ATOMIC_RELAXED);
+    if (__atomic_load_n(&eng->lock_waiters, __ATOMIC_RELAXED) > 0) {
+        return 0; /* let the thread that waits for the lock have it */
+    }
     return __atomic_load_n(&eng->tx_scheduled, __ATOMIC_RELAXED) ||
            ((now - __atomic_load_n(&eng->last_pass_ns, __ATOMIC_RELAXED)) >=
             SIB_POLL_GAP_NS);

@@ -86,6 +86,7 @@ struct sib_engine {
     uint64_t             last_app_poll_ns;
     uint64_t             last_pass_ns;   /* when the last pass ended */
     int                  tx_scheduled;   /* tx_list is not empty */
+    int                  lock_waiters;   /* threads in sib_engine_lock() */
     int                  thread_light;   /* waiting on wake_fd only */
     uint64_t             thread_deadline_ns;
 
