@@ -135,7 +135,7 @@ public:
                                m_resent_checked(0),
                                m_log_interval_set(false),
                                m_peer_thread_running(false),
-                               m_peer_thread_stop(0) {}
+                               m_peer_thread_stop(false) {}
 
     /* the test's own settings come first (its constructor), init's
      * defaults after: note which ones it made */
@@ -494,7 +494,7 @@ protected:
     void peer_thread_start()
     {
         ASSERT_FALSE(m_peer_thread_running);
-        m_peer_thread_stop = 0;
+        m_peer_thread_stop = false;
         ASSERT_EQ(0, pthread_create(&m_peer_thread, NULL, peer_thread_main,
                                     this));
         m_peer_thread_running = true;
@@ -505,7 +505,7 @@ protected:
         if (!m_peer_thread_running) {
             return;
         }
-        ucs_atomic_add32(&m_peer_thread_stop, 1);
+        m_peer_thread_stop = true;
         pthread_join(m_peer_thread, NULL);
         m_peer_thread_running = false;
     }
@@ -515,7 +515,7 @@ protected:
         test_rc_varuna_fo_base *self =
                 reinterpret_cast<test_rc_varuna_fo_base*>(arg);
 
-        while (ucs_atomic_fadd32(&self->m_peer_thread_stop, 0) == 0) {
+        while (!self->m_peer_thread_stop) {
             self->m_r->progress();
         }
         return NULL;
@@ -1566,7 +1566,7 @@ protected:
     bool                            m_log_interval_set;
     pthread_t                       m_peer_thread;
     bool                            m_peer_thread_running;
-    volatile uint32_t               m_peer_thread_stop;
+    volatile bool                   m_peer_thread_stop;
 };
 
 #endif
