@@ -225,16 +225,6 @@ void uct_rc_varuna_ep_ctrl_kick(uct_rc_varuna_ep_t *ep)
     uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
     unsigned lane;
 
-    if ((ep->ctrl.pending & UCS_BIT(UCT_RC_VARUNA_CTRL_WR_DRAIN)) &&
-        uct_rc_varuna_ctrl_room(iface, ep, ep->fo.failed_lane)) {
-        ep->ctrl.pending &= ~UCS_BIT(UCT_RC_VARUNA_CTRL_WR_DRAIN);
-        if (uct_rc_varuna_post_drain(iface, ep) != UCS_OK) {
-            /* a QP in error that takes nothing: it has nothing more to
-             * give back either */
-            ep->fo.flags |= UCT_RC_VARUNA_FO_DRAINED;
-        }
-    }
-
     /* messages in order, as far as the lane has room */
     lane = uct_rc_varuna_ep_msg_lane(ep);
     while ((ep->ctrl.msgq_count > 0) &&
@@ -248,6 +238,19 @@ void uct_rc_varuna_ep_ctrl_kick(uct_rc_varuna_ep_t *ep)
         ep->ctrl.msgq_head = (ep->ctrl.msgq_head + 1) %
                              UCT_RC_VARUNA_CTRL_MSGQ_LEN;
         ep->ctrl.msgq_count--;
+    }
+
+    /* after the messages: a FAILOVER notice is on the critical path of
+     * both sides (the peer fences and answers when it comes), the drain
+     * marker only on ours */
+    if ((ep->ctrl.pending & UCS_BIT(UCT_RC_VARUNA_CTRL_WR_DRAIN)) &&
+        uct_rc_varuna_ctrl_room(iface, ep, ep->fo.failed_lane)) {
+        ep->ctrl.pending &= ~UCS_BIT(UCT_RC_VARUNA_CTRL_WR_DRAIN);
+        if (uct_rc_varuna_post_drain(iface, ep) != UCS_OK) {
+            /* a QP in error that takes nothing: it has nothing more to
+             * give back either */
+            ep->fo.flags |= UCT_RC_VARUNA_FO_DRAINED;
+        }
     }
 
     lane = uct_rc_varuna_other_lane(ep->fo.failed_lane);
