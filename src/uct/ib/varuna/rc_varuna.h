@@ -652,6 +652,8 @@ typedef struct uct_rc_varuna_ep {
         uint64_t            log_sn;
         uint64_t            sn_hi;            /* last op in flight at start */
         uint64_t            replay_sn;        /* next to resend */
+        uint64_t            replay_last;      /* last to resend or read */
+        uint64_t            replay_log;       /* last to resend, logged */
         unsigned            parked;           /* tx credits held back */
         uct_rc_varuna_desc_t *log_desc;       /* the READ of L lands here */
         ucs_list_link_t     list;             /* in iface->fo.active */

@@ -418,14 +418,39 @@ static int uct_rc_varuna_ep_decide(uct_rc_varuna_iface_t *iface,
                  ucs_status_string(UCT_RC_VARUNA_STATUS_UNDECIDED));
     }
 
+    /* the last of those to post again, and the last one logged: the
+     * replay signals and logs only there (uct_rc_varuna_ep_replay) */
+    ep->fo.replay_last = 0;
+    ep->fo.replay_log  = 0;
+    for (i = 0; i < count; i++) {
+        op = uct_rc_varuna_ep_op(ep, cls[i].sn);
+        if (op->flags & UCT_RC_VARUNA_OP_FLAG_RESEND) {
+            ep->fo.replay_log = cls[i].sn;
+        }
+        if (op->flags & (UCT_RC_VARUNA_OP_FLAG_RESEND |
+                         UCT_RC_VARUNA_OP_FLAG_REREAD)) {
+            ep->fo.replay_last = cls[i].sn;
+        }
+    }
+
     rep->t_decided    = ucs_get_time();
     ep->fo.replay_sn  = ep->tx.done_sn + 1;
     return 1;
 }
 
-/* Post again, in sequence order, what was decided so, as far as CQ entries
+/*
+ * Post again, in sequence order, what was decided so, as far as CQ entries
  * allow; the send credits come from those the failover held back. Returns
- * 1 once everything is posted. */
+ * 1 once everything is posted.
+ *
+ * One log write, behind the last operation sent again, covers them all, as
+ * one behind a burst of new operations does (RC executes in order); one
+ * completion, of the last request posted, completes them all. A replay
+ * that must stop for CQ entries or credits signals its last request, whose
+ * completion gives them back. Before, every operation sent again had its
+ * own log write and completion: twice the requests and packets on the
+ * failover's critical path (contrib/failover-bench).
+ */
 static int uct_rc_varuna_ep_replay(uct_rc_varuna_iface_t *iface,
                                    uct_rc_varuna_ep_t *ep)
 {
@@ -433,7 +458,7 @@ static int uct_rc_varuna_ep_replay(uct_rc_varuna_iface_t *iface,
     uct_rc_varuna_op_t *op;
     ucs_status_t status;
     unsigned num_wr;
-    int with_log;
+    int with_log, signal;
 
     for (; ep->fo.replay_sn <= ep->fo.sn_hi; ep->fo.replay_sn++) {
         op = uct_rc_varuna_ep_op(ep, ep->fo.replay_sn);
@@ -445,15 +470,20 @@ static int uct_rc_varuna_ep_replay(uct_rc_varuna_iface_t *iface,
         /* a READ of something executed is not logged again: the log must
          * only grow (everything up to L executed) */
         with_log = iface->config.log_enable &&
-                   (op->flags & UCT_RC_VARUNA_OP_FLAG_RESEND);
+                   (ep->fo.replay_sn == ep->fo.replay_log);
         num_wr   = with_log ? 2 : 1;
         if ((iface->super.tx.cq_available < (int)num_wr) ||
             (ep->fo.parked < num_wr)) {
             return 0;
         }
+        /* the last one, or the next one (two requests at most) may not
+         * fit */
+        signal = (ep->fo.replay_sn == ep->fo.replay_last) ||
+                 (iface->super.tx.cq_available < (int)num_wr + 2) ||
+                 (ep->fo.parked < num_wr + 2);
 
         uct_rc_txqp_available_set(&ep->super.txqp, ep->fo.parked);
-        status        = uct_rc_varuna_ep_post_op(iface, ep, op, lane, 1,
+        status        = uct_rc_varuna_ep_post_op(iface, ep, op, lane, signal,
                                                  with_log);
         ep->fo.parked = uct_rc_txqp_available(&ep->super.txqp);
         uct_rc_txqp_available_set(&ep->super.txqp, 0);

@@ -607,4 +607,60 @@ UCS_TEST_P(test_rc_varuna_failover, flush_rides_on_a_lone_operation)
     EXPECT_EQ(1u, failed.calls);
 }
 
+/*
+ * What a failover sends again goes as a burst: one log write behind the last
+ * operation sent again covers them all (RC executes in order), as one behind
+ * a burst of new operations does. Before, each had a log write of its own:
+ * twice the requests and packets on the failover's critical path. Nothing
+ * reaches the receiver here, so all puts of the window go again; the
+ * standby lane's PSNs count the requests (a put is one packet), and the
+ * receiver's log word is the last one's number.
+ */
+UCS_TEST_P(test_rc_varuna_failover, replay_logs_once)
+{
+    ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(20);
+    uint64_t last;
+    uint32_t psn;
+    unsigned sb;
+
+    setup_pair(NUM_OPS);
+    plan(PUT_SHORT, NUM_OPS);
+    inject(REQ_PORT_DOWN, 0);
+    ASSERT_TRUE(post_all(0, WINDOW, deadline));
+    take_down(REQ_PORT_DOWN);
+    while ((viface(m_s)->fo.failovers == 0) && (ucs_get_time() < deadline)) {
+        progress();
+    }
+    ASSERT_EQ(1u, viface(m_s)->fo.failovers);
+    /* the replay needs the peer's answer to our notice, which went with the
+     * detection: it has not started */
+    ASSERT_TRUE((vep(m_s)->fo.state == UCT_RC_VARUNA_FO_DRAIN) ||
+                (vep(m_s)->fo.state == UCT_RC_VARUNA_FO_WAIT_QUIET))
+            << "failover state " << (int)vep(m_s)->fo.state;
+    ASSERT_EQ(0u, vep(m_s)->ctrl.msgq_count) << "the notice was not posted";
+    sb   = 1 - vep(m_s)->fo.failed_lane;
+    psn  = vep(m_s)->lane[sb].sq_psn;
+    last = vep(m_s)->tx.sn;
+    while ((vep(m_s)->fo.state != UCT_RC_VARUNA_FO_IDLE) &&
+           (ucs_get_time() < deadline)) {
+        progress();
+    }
+    ASSERT_EQ(UCT_RC_VARUNA_FO_IDLE, vep(m_s)->fo.state);
+
+    const uct_rc_varuna_report_t &rep = vep(m_s)->fo.report;
+    EXPECT_EQ(WINDOW, rep.resent_ops);
+    EXPECT_EQ(0u, rep.reread);
+    EXPECT_EQ(uct_rc_varuna_psn_add(psn, rep.resent_ops + 1),
+              vep(m_s)->lane[sb].sq_psn)
+            << "requests of the replay: " << rep.resent_ops
+            << " puts and one log write expected";
+    EXPECT_EQ(last, *uct_rc_varuna_log_word(vep(m_r)));
+
+    if (post_all(WINDOW, NUM_OPS, deadline) && finish(deadline)) {
+        verify(true);
+    }
+    fail_on_problems("replay_logs_once");
+    EXPECT_EQ(1u, viface(m_s)->fo.failovers);
+}
+
 _UCT_INSTANTIATE_TEST_CASE(test_rc_varuna_failover, rc_varuna)
