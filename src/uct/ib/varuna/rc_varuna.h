@@ -558,6 +558,7 @@ typedef struct uct_rc_varuna_report {
     ucs_time_t              t_decided;
     ucs_time_t              t_recovered;
     ucs_time_t              t_peer;           /* the peer's notice came */
+    ucs_time_t              t_notice;         /* ours was posted */
     ucs_time_t              t_enter[UCT_RC_VARUNA_FO_LAST]; /* each state,
                                                  where the time goes */
 } uct_rc_varuna_report_t;

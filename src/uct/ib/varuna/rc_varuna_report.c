@@ -27,12 +27,24 @@
  */
 
 
+/* A moment of a failover in microseconds after its detection, or null
+ * when it did not happen */
+static void uct_rc_varuna_report_us(const uct_rc_varuna_report_t *rep,
+                                    ucs_time_t t, char *buf, size_t max)
+{
+    if (t != 0) {
+        ucs_snprintf_zero(buf, max, "%.1f",
+                          ucs_time_to_usec(t - rep->t_detect));
+    } else {
+        ucs_strncpy_zero(buf, "null", max);
+    }
+}
+
 /* Where the time of a failover went: when, after the detection, it entered
  * each of its states (those it went through; the log read is skipped when
- * nothing needs it) and the peer's notice came (null: never). */
+ * nothing needs it) */
 static void uct_rc_varuna_report_phases(const uct_rc_varuna_report_t *rep,
-                                        char *entered, size_t max,
-                                        char *peer_notice, size_t peer_max)
+                                        char *entered, size_t max)
 {
     static const uct_rc_varuna_fo_state_t states[] = {
         UCT_RC_VARUNA_FO_WAIT_QUIET, UCT_RC_VARUNA_FO_READ_LOG,
@@ -58,13 +70,6 @@ static void uct_rc_varuna_report_phases(const uct_rc_varuna_report_t *rep,
         }
         len += ret;
     }
-
-    if (rep->t_peer != 0) {
-        ucs_snprintf_zero(peer_notice, peer_max, "%.1f",
-                          ucs_time_to_usec(rep->t_peer - rep->t_detect));
-    } else {
-        ucs_strncpy_zero(peer_notice, "null", peer_max);
-    }
 }
 
 /* The recovery mode's name in the reports */
@@ -82,7 +87,7 @@ void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
     const uct_rc_varuna_cls_input_t *learnt = &rep->learned;
     double decide_us, recover_us;
     char from[64], to[64], log_sn[32], peer_rq_psn[16], entered[192];
-    char peer_notice[16];
+    char peer_notice[16], notice_sent[16];
 
     decide_us  = ucs_time_to_usec(rep->t_decided - rep->t_detect);
     recover_us = ucs_time_to_usec(rep->t_recovered - rep->t_detect);
@@ -111,8 +116,11 @@ void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
     } else {
         ucs_strncpy_zero(log_sn, "null", sizeof(log_sn));
     }
-    uct_rc_varuna_report_phases(rep, entered, sizeof(entered), peer_notice,
-                                sizeof(peer_notice));
+    uct_rc_varuna_report_phases(rep, entered, sizeof(entered));
+    uct_rc_varuna_report_us(rep, rep->t_peer, peer_notice,
+                            sizeof(peer_notice));
+    uct_rc_varuna_report_us(rep, rep->t_notice, notice_sent,
+                            sizeof(notice_sent));
     if (learnt->psn_valid) {
         ucs_snprintf_zero(peer_rq_psn, sizeof(peer_rq_psn), "%u",
                           learnt->rq_psn);
@@ -134,7 +142,8 @@ void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
             "\"log_sn\":%s,\"log_from\":%s,\"peer_rq_psn\":%s,"
             "\"detected_at_us\":%.1f,"
             "\"detect_to_decided_us\":%.1f,\"detect_to_recovered_us\":%.1f,"
-            "\"entered_us\":{%s},\"peer_notice_us\":%s,"
+            "\"entered_us\":{%s},\"notice_sent_us\":%s,"
+            "\"peer_notice_us\":%s,"
             "\"qp_created\":%lu,\"qp_connected\":%lu}\n",
             getpid(), ep, ep->fo.epoch, uct_rc_varuna_cause_str(rep->cause),
             from, to, uct_rc_varuna_recovery_str(iface),
@@ -148,7 +157,7 @@ void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
             (ep->fo.flags & UCT_RC_VARUNA_FO_LOG_NOTICE) ? "\"notice\"" :
                                                          "\"read\"",
             peer_rq_psn, ucs_time_to_usec(rep->t_detect), decide_us,
-            recover_us, entered, peer_notice,
+            recover_us, entered, notice_sent, peer_notice,
             iface->fo.qp_created, iface->fo.qp_connected);
     fflush(iface->fo.report);
 }

@@ -235,6 +235,11 @@ void uct_rc_varuna_ep_ctrl_kick(uct_rc_varuna_ep_t *ep)
             uct_rc_varuna_ep_reprotect_list(ep);
             break;
         }
+        if ((ep->ctrl.msgq[ep->ctrl.msgq_head].type ==
+             UCT_RC_VARUNA_CTRL_FAILOVER) &&
+            (ep->fo.report.t_notice == 0)) {
+            ep->fo.report.t_notice = ucs_get_time();
+        }
         ep->ctrl.msgq_head = (ep->ctrl.msgq_head + 1) %
                              UCT_RC_VARUNA_CTRL_MSGQ_LEN;
         ep->ctrl.msgq_count--;
