@@ -41,7 +41,8 @@ static unsigned json_uint(const std::string &line, const std::string &field)
  * active messages die with traffic of every kind in flight. The lane's
  * traffic must move to the other lane: no error callback, every request
  * completes once, every tagged message and active message arrives once
- * and in order, every put lands, every atomic runs once, a flush after the
+ * and in order (an active message in fragments over several lanes has no
+ * order in UCP), every put lands, every atomic runs once, a flush after the
  * failure covers what was resent, and later traffic flows.
  */
 class test_rc_varuna_ucp_failover : public ucp_test {
@@ -678,10 +679,24 @@ void test_rc_varuna_ucp_failover::expect_moved(const std::vector<port> &ports,
     for (unsigned r = 0; r < NUM_RNDV; ++r) {
         EXPECT_TRUE(m_rndv_tx[r] == m_rndv_rx[r]) << "rendezvous " << r;
     }
-    /* each active message once, in order */
+    /* each active message once; those of one fragment in order. One of
+     * BIG bytes goes in fragments over the endpoint's am_bw lanes in turn
+     * (UCP's ucp_do_am_zcopy_multi) and is delivered once its last fragment
+     * is in: UCP does not order it with the messages around it, failure or
+     * not (a CI run of other_md saw messages 3 and 4 before 2, all posted
+     * before any fault). */
     ASSERT_EQ((size_t)NUM_OPS, m_am_rx.size());
-    for (unsigned i = 0; i < NUM_OPS; ++i) {
-        EXPECT_EQ((uint64_t)i, m_am_rx[i]) << "active message " << i;
+    std::set<uint64_t> am_seen(m_am_rx.begin(), m_am_rx.end());
+    EXPECT_EQ((size_t)NUM_OPS, am_seen.size()) << "an active message twice";
+    uint64_t am_prev = UINT64_MAX;
+    for (unsigned n = 0; n < NUM_OPS; ++n) {
+        uint64_t seq = m_am_rx[n];
+        if ((seq >= NUM_OPS) || (msg_size(seq) >= BIG)) {
+            continue; /* in fragments, or out of range (m_am_bad) */
+        }
+        EXPECT_TRUE((am_prev == UINT64_MAX) || (seq > am_prev))
+                << "active message " << seq << " arrived after " << am_prev;
+        am_prev = seq;
     }
     EXPECT_EQ(0u, m_am_bad) << "active messages of wrong length or data";
     /* puts landed, atomics ran once each */
