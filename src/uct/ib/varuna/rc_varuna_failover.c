@@ -316,6 +316,37 @@ static void uct_rc_varuna_op_settle(uct_rc_varuna_ep_t *ep,
     ep->tx.settled++;
 }
 
+/* What the classification's verdict makes of an operation's record:
+ * settled (to complete in order, with its status) or to be sent again */
+static void uct_rc_varuna_op_decided(uct_rc_varuna_ep_t *ep,
+                                     uct_rc_varuna_op_t *op,
+                                     const uct_rc_varuna_cls_op_t *cls)
+{
+    uct_rc_varuna_report_t *rep = &ep->fo.report;
+
+    switch (cls->verdict) {
+    case UCT_RC_VARUNA_VERDICT_EXECUTED:
+        if (cls->kind == UCT_RC_VARUNA_KIND_READ) {
+            /* its data never arrived: read it again */
+            op->flags |= UCT_RC_VARUNA_OP_FLAG_REREAD;
+            rep->reread++;
+        } else if (op->type == UCT_RC_VARUNA_OP_ATOMIC_FETCH) {
+            uct_rc_varuna_op_settle(ep, op, UCT_RC_VARUNA_STATUS_RESULT_LOST);
+            rep->results_lost++;
+        } else {
+            uct_rc_varuna_op_settle(ep, op, UCS_OK);
+        }
+        break;
+    case UCT_RC_VARUNA_VERDICT_LOST:
+        op->flags |= UCT_RC_VARUNA_OP_FLAG_RESEND;
+        break;
+    default:
+        /* the peer never answered (finite PEER_TIMEOUT) */
+        uct_rc_varuna_op_settle(ep, op, UCT_RC_VARUNA_STATUS_UNDECIDED);
+        break;
+    }
+}
+
 /*
  * Decide every operation still in flight and mark its record: settled (to
  * complete in order, with its status) or to be sent again. Returns 0 when
@@ -364,6 +395,11 @@ static int uct_rc_varuna_ep_decide(uct_rc_varuna_iface_t *iface,
                   in->log_sn, in->rq_psn, rep->decided.conflicts);
     }
 
+    /* mark each record, and note the last one to post again and the last
+     * one logged: the replay signals and logs only there
+     * (uct_rc_varuna_ep_replay) */
+    ep->fo.replay_last = 0;
+    ep->fo.replay_log  = 0;
     for (i = 0; i < count; i++) {
         op = uct_rc_varuna_ep_op(ep, cls[i].sn);
         op->flags &= ~(UCT_RC_VARUNA_OP_FLAG_RESEND |
@@ -374,30 +410,16 @@ static int uct_rc_varuna_ep_decide(uct_rc_varuna_iface_t *iface,
         if (iface->config.recovery == UCT_RC_VARUNA_RECOVERY_BLANKET) {
             /* today's behaviour: everything again */
             op->flags |= UCT_RC_VARUNA_OP_FLAG_RESEND;
-            continue;
+        } else {
+            uct_rc_varuna_op_decided(ep, op, &cls[i]);
         }
 
-        switch (cls[i].verdict) {
-        case UCT_RC_VARUNA_VERDICT_EXECUTED:
-            if (cls[i].kind == UCT_RC_VARUNA_KIND_READ) {
-                /* its data never arrived: read it again */
-                op->flags |= UCT_RC_VARUNA_OP_FLAG_REREAD;
-                rep->reread++;
-            } else if (op->type == UCT_RC_VARUNA_OP_ATOMIC_FETCH) {
-                uct_rc_varuna_op_settle(ep, op,
-                                        UCT_RC_VARUNA_STATUS_RESULT_LOST);
-                rep->results_lost++;
-            } else {
-                uct_rc_varuna_op_settle(ep, op, UCS_OK);
-            }
-            break;
-        case UCT_RC_VARUNA_VERDICT_LOST:
-            op->flags |= UCT_RC_VARUNA_OP_FLAG_RESEND;
-            break;
-        default:
-            /* the peer never answered (finite PEER_TIMEOUT) */
-            uct_rc_varuna_op_settle(ep, op, UCT_RC_VARUNA_STATUS_UNDECIDED);
-            break;
+        if (op->flags & UCT_RC_VARUNA_OP_FLAG_RESEND) {
+            ep->fo.replay_log = cls[i].sn;
+        }
+        if (op->flags & (UCT_RC_VARUNA_OP_FLAG_RESEND |
+                         UCT_RC_VARUNA_OP_FLAG_REREAD)) {
+            ep->fo.replay_last = cls[i].sn;
         }
     }
 
@@ -416,21 +438,6 @@ static int uct_rc_varuna_ep_decide(uct_rc_varuna_iface_t *iface,
                  "the peer did not answer within PEER_TIMEOUT",
                  rep->decided.undecided,
                  ucs_status_string(UCT_RC_VARUNA_STATUS_UNDECIDED));
-    }
-
-    /* the last of those to post again, and the last one logged: the
-     * replay signals and logs only there (uct_rc_varuna_ep_replay) */
-    ep->fo.replay_last = 0;
-    ep->fo.replay_log  = 0;
-    for (i = 0; i < count; i++) {
-        op = uct_rc_varuna_ep_op(ep, cls[i].sn);
-        if (op->flags & UCT_RC_VARUNA_OP_FLAG_RESEND) {
-            ep->fo.replay_log = cls[i].sn;
-        }
-        if (op->flags & (UCT_RC_VARUNA_OP_FLAG_RESEND |
-                         UCT_RC_VARUNA_OP_FLAG_REREAD)) {
-            ep->fo.replay_last = cls[i].sn;
-        }
     }
 
     rep->t_decided    = ucs_get_time();
