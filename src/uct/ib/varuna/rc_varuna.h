@@ -552,6 +552,8 @@ typedef struct uct_rc_varuna_report {
     unsigned                reread;           /* executed READs read again */
     unsigned                resent_ops;
     size_t                  resent_bytes;
+    unsigned                resent_posts;     /* ibv_post_send calls (chains)
+                                                 that sent them */
     unsigned                blanket_ops;      /* what blanket resends */
     size_t                  blanket_bytes;
     ucs_time_t              t_detect;

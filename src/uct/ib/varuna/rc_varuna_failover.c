@@ -445,6 +445,9 @@ static int uct_rc_varuna_ep_decide(uct_rc_varuna_iface_t *iface,
     return 1;
 }
 
+/* At most this many operations sent again go in one ibv_post_send */
+#define UCT_RC_VARUNA_REPLAY_CHAIN 16
+
 /*
  * Post again, in sequence order, what was decided so, as far as CQ entries
  * allow; the send credits come from those the failover held back. Returns
@@ -457,55 +460,108 @@ static int uct_rc_varuna_ep_decide(uct_rc_varuna_iface_t *iface,
  * completion gives them back. Before, every operation sent again had its
  * own log write and completion: twice the requests and packets on the
  * failover's critical path (contrib/failover-bench).
+ *
+ * The operations go as chains of up to UCT_RC_VARUNA_REPLAY_CHAIN in one
+ * ibv_post_send each: one doorbell where a post per operation rang one each
+ * (on softib a system call each, 8 us; the failover's critical path waits
+ * for the last of them).
  */
 static int uct_rc_varuna_ep_replay(uct_rc_varuna_iface_t *iface,
                                    uct_rc_varuna_ep_t *ep)
 {
-    unsigned lane = uct_rc_varuna_other_lane(ep->fo.failed_lane);
+    unsigned lane_index = uct_rc_varuna_other_lane(ep->fo.failed_lane);
+    struct ibv_sge sge[UCT_RC_VARUNA_REPLAY_CHAIN][UCT_IB_MAX_IOV + 1];
+    struct ibv_sge log_sge[UCT_RC_VARUNA_REPLAY_CHAIN];
+    struct ibv_send_wr wr[UCT_RC_VARUNA_REPLAY_CHAIN][2], *refused;
+    uct_rc_varuna_op_t *chain[UCT_RC_VARUNA_REPLAY_CHAIN];
+    uint8_t signaled[UCT_RC_VARUNA_REPLAY_CHAIN];
+    uct_rc_varuna_post_pos_t pos;
     uct_rc_varuna_op_t *op;
-    ucs_status_t status;
-    unsigned num_wr;
-    int with_log, signal;
+    unsigned num_wr, wrs, count, i;
+    int with_log, signal, room;
 
-    for (; ep->fo.replay_sn <= ep->fo.sn_hi; ep->fo.replay_sn++) {
-        op = uct_rc_varuna_ep_op(ep, ep->fo.replay_sn);
-        if (!(op->flags & (UCT_RC_VARUNA_OP_FLAG_RESEND |
-                           UCT_RC_VARUNA_OP_FLAG_REREAD))) {
-            continue;
+    do {
+        uct_rc_varuna_post_pos_init(ep, lane_index, &pos);
+        count = 0;
+        wrs   = 0;
+        room  = 1;
+        for (; (ep->fo.replay_sn <= ep->fo.sn_hi) &&
+               (count < UCT_RC_VARUNA_REPLAY_CHAIN); ep->fo.replay_sn++) {
+            op = uct_rc_varuna_ep_op(ep, ep->fo.replay_sn);
+            if (!(op->flags & (UCT_RC_VARUNA_OP_FLAG_RESEND |
+                               UCT_RC_VARUNA_OP_FLAG_REREAD))) {
+                continue;
+            }
+
+            /* a READ of something executed is not logged again: the log
+             * must only grow (everything up to L executed) */
+            with_log = iface->config.log_enable &&
+                       (ep->fo.replay_sn == ep->fo.replay_log);
+            num_wr   = with_log ? 2 : 1;
+            if ((iface->super.tx.cq_available < (int)(wrs + num_wr)) ||
+                (ep->fo.parked < wrs + num_wr)) {
+                room = 0;
+                break;
+            }
+            /* the last one, or the next one (two requests at most) may
+             * not fit */
+            signal = (ep->fo.replay_sn == ep->fo.replay_last) ||
+                     (iface->super.tx.cq_available <
+                      (int)(wrs + num_wr + 2)) ||
+                     (ep->fo.parked < wrs + num_wr + 2);
+
+            signaled[count] = uct_rc_varuna_op_prepare(iface, ep, op,
+                                                       lane_index, &pos,
+                                                       signal, with_log,
+                                                       wr[count], sge[count],
+                                                       &log_sge[count]);
+            if (count > 0) {
+                wr[count - 1][chain[count - 1]->num_wr - 1].next =
+                        &wr[count][0];
+            }
+            chain[count++] = op;
+            wrs           += num_wr;
         }
 
-        /* a READ of something executed is not logged again: the log must
-         * only grow (everything up to L executed) */
-        with_log = iface->config.log_enable &&
-                   (ep->fo.replay_sn == ep->fo.replay_log);
-        num_wr   = with_log ? 2 : 1;
-        if ((iface->super.tx.cq_available < (int)num_wr) ||
-            (ep->fo.parked < num_wr)) {
-            return 0;
+        if (count == 0) {
+            break;
         }
-        /* the last one, or the next one (two requests at most) may not
-         * fit */
-        signal = (ep->fo.replay_sn == ep->fo.replay_last) ||
-                 (iface->super.tx.cq_available < (int)num_wr + 2) ||
-                 (ep->fo.parked < num_wr + 2);
 
+        refused = uct_rc_varuna_lane_post(iface, &ep->lane[lane_index],
+                                          &wr[0][0], NULL);
+        ep->fo.report.resent_posts++;
+        /* what the QP took is accounted on the credits held back */
         uct_rc_txqp_available_set(&ep->super.txqp, ep->fo.parked);
-        status        = uct_rc_varuna_ep_post_op(iface, ep, op, lane, signal,
-                                                 with_log);
+        for (i = 0; i < count; i++) {
+            op = chain[i];
+            if (refused == &wr[i][0]) {
+                break;
+            }
+            uct_rc_varuna_op_taken(iface, ep, op, signaled[i],
+                                   refused == &wr[i][1]);
+            ep->fo.report.resent_ops++;
+            ep->fo.report.resent_bytes += op->length;
+            if (refused == &wr[i][1]) {
+                i++;
+                break;
+            }
+        }
         ep->fo.parked = uct_rc_txqp_available(&ep->super.txqp);
         uct_rc_txqp_available_set(&ep->super.txqp, 0);
-        if (status != UCS_OK) {
+
+        if (refused != NULL) {
             /* the lane we fail over to refuses it: no lane is left */
+            for (; i < count; i++) {
+                uct_rc_varuna_op_never_sent(chain[i]);
+            }
             ucs_error("rc_varuna: ep %p: the standby lane refused an "
                       "operation sent again, the endpoint fails", ep);
             uct_rc_varuna_ep_fail(ep, UCS_ERR_IO_ERROR);
             return 0;
         }
+    } while (room && (ep->fo.replay_sn <= ep->fo.sn_hi));
 
-        ep->fo.report.resent_ops++;
-        ep->fo.report.resent_bytes += op->length;
-    }
-    return 1;
+    return room;
 }
 
 /* The standby carries the traffic now; new operations may go. */

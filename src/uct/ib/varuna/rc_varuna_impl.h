@@ -295,25 +295,49 @@ uct_rc_varuna_lane_post(uct_rc_varuna_iface_t *iface,
 }
 
 /*
- * Post an operation (DESIGN.md section 4): its request and, with_log, in
- * the same doorbell, an unsignaled-or-signaled inline 8-byte WRITE of its
- * sequence number into the peer's log word. The operation keeps the sn of
- * the last log write before it on the lane, which decides it at a failover
- * when that write is missing from the log. The PSNs of both are accounted
- * so the responder's expected PSN can later tell what executed. The
- * completion comes from the last WR of the operation: the log write's
- * implies the operation's own (RC completes in order). Returns
- * UCS_ERR_IO_ERROR when the QP refused the operation's request (it is
- * marked never sent) or its log write (the request went, unlogged).
+ * Where a lane's send queue stands for the next request of a chain posted
+ * with one ibv_post_send: its PSN, the last log write and the signaling
+ * state, as the requests before it in the chain leave them once taken.
+ * uct_rc_varuna_op_prepare() reads and advances it; the lane and the
+ * endpoint change only for what the QP took (uct_rc_varuna_op_taken).
  */
-static UCS_F_ALWAYS_INLINE ucs_status_t
-uct_rc_varuna_ep_post_op(uct_rc_varuna_iface_t *iface, uct_rc_varuna_ep_t *ep,
+typedef struct uct_rc_varuna_post_pos {
+    uint32_t sq_psn;
+    uint64_t log_sn;
+    uint16_t unsignaled;
+    size_t   unsig_bytes;
+} uct_rc_varuna_post_pos_t;
+
+static UCS_F_ALWAYS_INLINE void
+uct_rc_varuna_post_pos_init(uct_rc_varuna_ep_t *ep, unsigned lane_index,
+                            uct_rc_varuna_post_pos_t *pos)
+{
+    pos->sq_psn      = ep->lane[lane_index].sq_psn;
+    pos->log_sn      = ep->lane[lane_index].log_sn;
+    pos->unsignaled  = uct_rc_txqp_unsignaled(&ep->super.txqp);
+    pos->unsig_bytes = ep->tx.unsig_bytes;
+}
+
+/*
+ * The requests of an operation (DESIGN.md section 4) at pos of a lane:
+ * its request and, with_log, behind it in the same chain, an inline 8-byte
+ * WRITE of its sequence number into the peer's log word. The operation
+ * keeps the sn of the last log write before it on the lane, which decides
+ * it at a failover when that write is missing from the log, and the PSN of
+ * its last packet, so the responder's expected PSN can later tell what
+ * executed. The completion comes from the last WR of the operation: the
+ * log write's implies the operation's own (RC completes in order). Fills
+ * wr[0..op->num_wr - 1], the last with next = NULL; returns whether the
+ * operation is signaled.
+ */
+static UCS_F_ALWAYS_INLINE int
+uct_rc_varuna_op_prepare(uct_rc_varuna_iface_t *iface, uct_rc_varuna_ep_t *ep,
                          uct_rc_varuna_op_t *op, unsigned lane_index,
-                         int signal, int with_log)
+                         uct_rc_varuna_post_pos_t *pos, int signal,
+                         int with_log, struct ibv_send_wr *wr,
+                         struct ibv_sge *sge, struct ibv_sge *log_sge)
 {
     uct_rc_varuna_lane_t *lane = &ep->lane[lane_index];
-    struct ibv_sge sge[UCT_IB_MAX_IOV + 1], log_sge;
-    struct ibv_send_wr wr[2], *refused;
     uint32_t npsn;
 
     /* a QP in error still takes requests and flushes them (a cancelling
@@ -324,28 +348,29 @@ uct_rc_varuna_ep_post_op(uct_rc_varuna_iface_t *iface, uct_rc_varuna_ep_t *ep,
 
     uct_rc_varuna_op_fill_wr(iface, ep, op, lane_index, &wr[0], sge);
 
-    npsn         = uct_rc_varuna_psn_count(uct_rc_varuna_op_kind(op),
-                                           op->length, lane->path_mtu);
-    op->last_psn = uct_rc_varuna_psn_add(lane->sq_psn, npsn - 1);
+    npsn           = uct_rc_varuna_psn_count(uct_rc_varuna_op_kind(op),
+                                             op->length, lane->path_mtu);
+    op->last_psn   = uct_rc_varuna_psn_add(pos->sq_psn, npsn - 1);
     op->lane       = (uint8_t)lane_index;
-    op->log_before = lane->log_sn;
+    op->log_before = pos->log_sn;
     op->flags     &= ~UCT_RC_VARUNA_OP_FLAG_NEVER_SENT;
+    pos->sq_psn    = uct_rc_varuna_psn_add(pos->sq_psn, npsn);
 
     /* signaled every tx_moderation requests, and every max_zcopy bytes so
      * that a healthy endpoint completes something well within the
      * watchdog's interval */
     signal = signal ||
-             uct_rc_iface_tx_moderation(&iface->super, &ep->super.txqp, 1) ||
-             ((ep->tx.unsig_bytes + op->length) > iface->config.max_zcopy);
+             (pos->unsignaled >= iface->super.config.tx_moderation) ||
+             ((pos->unsig_bytes + op->length) > iface->config.max_zcopy);
 
     wr[0].wr_id = op->sn | UCT_RC_VARUNA_WRID_OP;
     if (with_log) {
-        log_sge.addr              = (uintptr_t)&op->sn;
-        log_sge.length            = sizeof(op->sn);
-        log_sge.lkey              = 0;
+        log_sge->addr             = (uintptr_t)&op->sn;
+        log_sge->length           = sizeof(op->sn);
+        log_sge->lkey             = 0;
         wr[1].wr_id               = op->sn;
         wr[1].opcode              = IBV_WR_RDMA_WRITE;
-        wr[1].sg_list             = &log_sge;
+        wr[1].sg_list             = log_sge;
         wr[1].num_sge             = 1;
         wr[1].send_flags          = IBV_SEND_INLINE |
                                     (signal ? IBV_SEND_SIGNALED : 0);
@@ -354,29 +379,51 @@ uct_rc_varuna_ep_post_op(uct_rc_varuna_iface_t *iface, uct_rc_varuna_ep_t *ep,
         wr[1].next                = NULL;
         wr[0].next                = &wr[1];
         op->num_wr                = 2;
+        pos->sq_psn               = uct_rc_varuna_psn_add(pos->sq_psn, 1);
+        pos->log_sn               = op->sn;
     } else {
         wr[0].send_flags         |= signal ? IBV_SEND_SIGNALED : 0;
         op->num_wr                = 1;
     }
 
-    refused = uct_rc_varuna_lane_post(iface, lane, &wr[0],
-                                      (wr[0].opcode == IBV_WR_SEND_WITH_IMM) ?
-                                      uct_rc_ep_packet_dump : NULL);
-    if (ucs_unlikely(refused == &wr[0])) {
-        op->num_wr  = 0;
-        op->flags  |= UCT_RC_VARUNA_OP_FLAG_NEVER_SENT;
-        return UCS_ERR_IO_ERROR;
+    if (signal) {
+        pos->unsignaled  = 0;
+        pos->unsig_bytes = 0;
+    } else {
+        pos->unsignaled++;
+        pos->unsig_bytes += op->length;
     }
+    return signal;
+}
 
-    lane->sq_psn = uct_rc_varuna_psn_add(lane->sq_psn, npsn);
-    if (ucs_unlikely(refused != NULL)) {
+/* The QP refused the operation's request: nothing of it went */
+static UCS_F_ALWAYS_INLINE void
+uct_rc_varuna_op_never_sent(uct_rc_varuna_op_t *op)
+{
+    op->num_wr  = 0;
+    op->flags  |= UCT_RC_VARUNA_OP_FLAG_NEVER_SENT;
+}
+
+/*
+ * The QP took the operation prepared by uct_rc_varuna_op_prepare(), with
+ * its log write unless log_refused: account its PSNs, its log write, its
+ * signal and its send queue and CQ entries.
+ */
+static UCS_F_ALWAYS_INLINE void
+uct_rc_varuna_op_taken(uct_rc_varuna_iface_t *iface, uct_rc_varuna_ep_t *ep,
+                       uct_rc_varuna_op_t *op, int signal, int log_refused)
+{
+    uct_rc_varuna_lane_t *lane = &ep->lane[op->lane];
+
+    lane->sq_psn = uct_rc_varuna_psn_add(op->last_psn, 1);
+    if (ucs_unlikely(log_refused)) {
         /* the request went without its log write, and without the signal
-         * if the log write was to carry it: the failover that follows
-         * drains the lane (its flushed completion or none, which means it
-         * completed) and decides it by the PSN */
+         * the log write was to carry: the failover that follows drains the
+         * lane (its flushed completion or none, which means it completed)
+         * and decides it by the PSN */
         op->num_wr = 1;
-        signal     = signal && !with_log;
-    } else if (with_log) {
+        signal     = 0;
+    } else if (op->num_wr == 2) {
         lane->sq_psn = uct_rc_varuna_psn_add(lane->sq_psn, 1);
         lane->log_sn = op->sn;
     }
@@ -392,6 +439,35 @@ uct_rc_varuna_ep_post_op(uct_rc_varuna_iface_t *iface, uct_rc_varuna_ep_t *ep,
         ep->tx.unsig_bytes += op->length;
     }
     uct_rc_txqp_posted(&ep->super.txqp, &iface->super, op->num_wr, signal);
+}
+
+/*
+ * Post an operation with its log write (uct_rc_varuna_op_prepare) on a
+ * lane, in one doorbell. Returns UCS_ERR_IO_ERROR when the QP refused the
+ * operation's request (it is marked never sent) or its log write (the
+ * request went, unlogged).
+ */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_rc_varuna_ep_post_op(uct_rc_varuna_iface_t *iface, uct_rc_varuna_ep_t *ep,
+                         uct_rc_varuna_op_t *op, unsigned lane_index,
+                         int signal, int with_log)
+{
+    struct ibv_sge sge[UCT_IB_MAX_IOV + 1], log_sge;
+    struct ibv_send_wr wr[2], *refused;
+    uct_rc_varuna_post_pos_t pos;
+
+    uct_rc_varuna_post_pos_init(ep, lane_index, &pos);
+    signal  = uct_rc_varuna_op_prepare(iface, ep, op, lane_index, &pos,
+                                       signal, with_log, wr, sge, &log_sge);
+    refused = uct_rc_varuna_lane_post(iface, &ep->lane[lane_index], &wr[0],
+                                      (wr[0].opcode == IBV_WR_SEND_WITH_IMM) ?
+                                      uct_rc_ep_packet_dump : NULL);
+    if (ucs_unlikely(refused == &wr[0])) {
+        uct_rc_varuna_op_never_sent(op);
+        return UCS_ERR_IO_ERROR;
+    }
+
+    uct_rc_varuna_op_taken(iface, ep, op, signal, refused != NULL);
     return (refused == NULL) ? UCS_OK : UCS_ERR_IO_ERROR;
 }
 

@@ -97,14 +97,15 @@ void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
     ucs_info("rc_varuna: ep %p failover %s -> %s (%s, %s): %u in flight, "
              "%u executed, %u lost, %u undecided (log %u, psn %u, "
              "idempotent %u, never sent %u), %u found acknowledged; resent "
-             "%u ops %zu bytes "
+             "%u ops %zu bytes in %u posts "
              "(blanket: %u ops %zu bytes); %u results lost; recovered in "
              "%.0f us", ep, from, to, uct_rc_varuna_cause_str(rep->cause),
              uct_rc_varuna_recovery_str(iface), rep->in_flight,
              dec->executed, dec->lost, dec->undecided, dec->by_log,
              dec->by_psn, dec->by_idempotence, dec->never_sent, rep->acked,
-             rep->resent_ops, rep->resent_bytes, rep->blanket_ops,
-             rep->blanket_bytes, rep->results_lost, recover_us);
+             rep->resent_ops, rep->resent_bytes, rep->resent_posts,
+             rep->blanket_ops, rep->blanket_bytes, rep->results_lost,
+             recover_us);
 
     if (iface->fo.report == NULL) {
         return;
@@ -137,7 +138,7 @@ void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
             "\"decided_by\":{\"log\":%u,\"psn\":%u,\"idempotent\":%u,"
             "\"never_sent\":%u},"
             "\"conflicts\":%u,\"results_lost\":%u,\"reread\":%u,"
-            "\"resent_ops\":%u,\"resent_bytes\":%zu,"
+            "\"resent_ops\":%u,\"resent_bytes\":%zu,\"resent_posts\":%u,"
             "\"blanket_ops\":%u,\"blanket_bytes\":%zu,"
             "\"log_sn\":%s,\"log_from\":%s,\"peer_rq_psn\":%s,"
             "\"detected_at_us\":%.1f,"
@@ -152,7 +153,8 @@ void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
             dec->executed, dec->lost, dec->undecided, dec->by_log,
             dec->by_psn, dec->by_idempotence, dec->never_sent,
             dec->conflicts, rep->results_lost, rep->reread, rep->resent_ops,
-            rep->resent_bytes, rep->blanket_ops, rep->blanket_bytes, log_sn,
+            rep->resent_bytes, rep->resent_posts, rep->blanket_ops,
+            rep->blanket_bytes, log_sn,
             !learnt->log_valid ? "null" :
             (ep->fo.flags & UCT_RC_VARUNA_FO_LOG_NOTICE) ? "\"notice\"" :
                                                          "\"read\"",

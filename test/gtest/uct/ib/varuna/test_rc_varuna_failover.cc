@@ -614,7 +614,8 @@ UCS_TEST_P(test_rc_varuna_failover, flush_rides_on_a_lone_operation)
  * twice the requests and packets on the failover's critical path. Nothing
  * reaches the receiver here, so all puts of the window go again; the
  * standby lane's PSNs count the requests (a put is one packet), and the
- * receiver's log word is the last one's number.
+ * receiver's log word is the last one's number. The requests go in one
+ * ibv_post_send (one doorbell) where they went in one each.
  */
 UCS_TEST_P(test_rc_varuna_failover, replay_logs_once)
 {
@@ -655,6 +656,8 @@ UCS_TEST_P(test_rc_varuna_failover, replay_logs_once)
             << "requests of the replay: " << rep.resent_ops
             << " puts and one log write expected";
     EXPECT_EQ(last, *uct_rc_varuna_log_word(vep(m_r)));
+    EXPECT_EQ(1u, rep.resent_posts)
+            << "the replay's requests go in one ibv_post_send";
 
     if (post_all(WINDOW, NUM_OPS, deadline) && finish(deadline)) {
         verify(true);
