@@ -413,6 +413,9 @@ void sib_net_xmit(struct sib_qp *qp, struct sib_out *out)
 
     sib_count(ctx, SIB_CNT_TX_PKTS, 1);
     sib_count(ctx, SIB_CNT_TX_BYTES, total);
+    if (sib_opcode[out->opcode].mask & SIB_ACK_MASK) {
+        sib_count(ctx, SIB_CNT_TX_RESPONSES, 1);
+    }
 
     if (rule != NULL) {
         memset(&msg, 0, sizeof(msg));

@@ -56,6 +56,7 @@ const char *const sib_counter_name[SIB_CNT_LAST] = {
     [SIB_CNT_UNMAPPED_MR]        = "unmapped_mr_access",
     [SIB_CNT_QP_CREATED]         = "qp_created",
     [SIB_CNT_QP_CONNECTED]       = "qp_connected",
+    [SIB_CNT_TX_RESPONSES]       = "tx_responses",
 };
 
 _Static_assert(sizeof(sib_counter_name) / sizeof(sib_counter_name[0]) ==

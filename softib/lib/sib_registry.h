@@ -82,6 +82,9 @@ enum sib_counter {
                                    to nowhere it can see, read as zeros */
     SIB_CNT_QP_CREATED,         /* ibv_create_qp() that succeeded */
     SIB_CNT_QP_CONNECTED,       /* RC QPs moved to RTR: connection setups */
+    SIB_CNT_TX_RESPONSES,       /* of tx_packets, a responder's: ACK or NAK,
+                                   READ response, atomic ACK (the rest are
+                                   requests and UD datagrams) */
     SIB_CNT_LAST
 };
 

@@ -301,6 +301,46 @@ static void t_unsignaled_and_zero_length(void)
     close_pair();
 }
 
+/* tx_responses counts the packets a responder sends (ACKs, READ
+ * responses), tx_packets all: what contrib/bench tells requests by. Each
+ * side on a device of its own, so each device's counters are one side's. */
+static void t_responses_counted(void)
+{
+    struct st_opts o = st_default_opts();
+    int64_t a_pkts, a_resp, b_pkts, b_resp;
+    struct ibv_wc wc;
+    int i;
+
+    if (open_pair("softib0", 2, "softib1", 2, &o)) {
+        return;
+    }
+    a_pkts = st_counter("softib0", "tx_packets");
+    a_resp = st_counter("softib0", "tx_responses");
+    b_pkts = st_counter("softib1", "tx_packets");
+    b_resp = st_counter("softib1", "tx_responses");
+    for (i = 0; i < 10; i++) {
+        ST_CHECK(!st_post_rdma(&a, IBV_WR_RDMA_WRITE, 100 * i,
+                               (uintptr_t)b.buf + 100 * i, b.mr->rkey, 100,
+                               i, 0), "post");
+    }
+    ST_CHECK(!st_post_rdma(&a, IBV_WR_RDMA_READ, 4096,
+                           (uintptr_t)b.buf, b.mr->rkey, 100, 10, 1),
+             "post READ");
+    ST_CHECK(st_poll(&a, &wc, 1, 5000) == 1, "the READ completes");
+    a_pkts = st_counter("softib0", "tx_packets") - a_pkts;
+    a_resp = st_counter("softib0", "tx_responses") - a_resp;
+    b_pkts = st_counter("softib1", "tx_packets") - b_pkts;
+    b_resp = st_counter("softib1", "tx_responses") - b_resp;
+    ST_CHECK(a_pkts >= 11, "the requester sent %lld packets, 11 requests",
+             (long long)a_pkts);
+    ST_CHECK(a_resp == 0, "the requester sent %lld responses",
+             (long long)a_resp);
+    ST_CHECK((b_resp >= 1) && (b_resp == b_pkts),
+             "the responder sent %lld packets, %lld of them responses",
+             (long long)b_pkts, (long long)b_resp);
+    close_pair();
+}
+
 /* A smaller path MTU segments accordingly. */
 static void t_mtu_1024(void)
 {
@@ -460,6 +500,7 @@ int main(void)
         { "remote_access_error", t_remote_access_error },
         { "ud", t_ud },
         { "query_psn", t_query_psn },
+        { "responses_counted", t_responses_counted },
     };
 
     return st_main(tests, sizeof(tests) / sizeof(tests[0]));
