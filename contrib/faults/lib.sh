@@ -27,6 +27,8 @@
 #   backend_link_active L  0 when both ends of link L are usable again
 #   backend_finish         the end of the run (after the result line)
 #   backend_packets        packets sent so far on the links, all directions
+#   backend_counters       the devices' own counters, one "device name value"
+#                          a line (retransmissions, RNR NAKs, ...)
 #   link_down L [A|B]      link L loses carrier; both ends see PORT_ERR
 #   link_blackhole L [A|B] 100 % loss on that side's egress of link L,
 #                          silent: no port event

@@ -208,6 +208,18 @@ backend_packets()
     echo $n
 }
 
+# rxe's own counters of every device (retransmissions, RNR NAKs, sequence
+# errors, retries exceeded)
+backend_counters()
+{
+    local f d
+    for f in /sys/class/infiniband/*/ports/1/hw_counters/*; do
+        [[ -r $f ]] || continue
+        d=${f#/sys/class/infiniband/}
+        echo "${d%%/*} ${f##*/} $(<"$f")"
+    done
+}
+
 # ---------------------------------------------------------------- backend
 backend_setup()
 {

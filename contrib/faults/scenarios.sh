@@ -761,6 +761,7 @@ sc_mpi_run()
     rm -rf "$SC_DIR" "$fault"
     mkdir -p "$SC_DIR"
     : >"$SC_DIR/report.json"
+    backend_counters >"$SC_DIR/counters-before.txt"
     SC_T0=$(sc_us)
     # the ranks are children of mpirun on this one host: they inherit the
     # environment (UCX_*, LD_LIBRARY_PATH), the wrapper adds the devices
@@ -784,6 +785,10 @@ sc_mpi_run()
     rc=$?
     eval "$heal"
     SC_SECS=$(sc_secs $(($(sc_us) - SC_T0)))
+    # what the devices counted during the run (retransmissions, RNR NAKs)
+    backend_counters | awk 'NR == FNR { c[$1 " " $2] = $3; next }
+        { d = $3 - c[$1 " " $2]; if (d != 0) print $1, $2, d }' \
+        "$SC_DIR/counters-before.txt" - >"$SC_DIR/counters.txt"
 
     # the verdict, as test/mpi/run.sh gives it on softib: exit 0, one OK
     # line per rank and the closing OK (every alltoall element, every
@@ -828,6 +833,9 @@ sc_mpi_run()
     sc_bad "$SC_NAME ($action): $verdict (logs: $SC_DIR)"
     grep -v '^rank .*: OK' "$SC_DIR/out.log" | tail -n 6 | cut -c1-220 |
         sed 's/^/   /'
+    grep -h 'nothing completed for' "$SC_DIR/out.log" | cut -c1-400 |
+        sed 's/^/   /'
+    echo "   device counters of the run: $(tr '\n' ';' <"$SC_DIR/counters.txt")"
     return 1
 }
 

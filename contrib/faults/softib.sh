@@ -73,6 +73,8 @@ backend_packets()
     softib counters | awk '$1 == "tx_packets" { n += $2 } END { print n + 0 }'
 }
 
+backend_counters() { softib counters | sed 's/^/softib /'; }
+
 backend_finish() { rm -f "$SOFTIB_REGISTRY"; }
 
 link_down()
