@@ -75,9 +75,12 @@
 #define UCT_RC_VARUNA_WRID_SN_MASK    (UCS_BIT(62) - 1)
 
 /* Send queue entries each QP keeps beyond the operations' share, for the
- * control requests of a failover: drain marker, control message, log
- * READ, and one spare. */
+ * control requests: drain marker, control message, log READ, and one for
+ * a stall probe (or a spare). */
 #define UCT_RC_VARUNA_CTRL_WR_RESERVE 4
+/* Watchdog intervals a lane with no standby behind it may stay quiet, a
+ * probe posted each interval, before the endpoint fails */
+#define UCT_RC_VARUNA_STALL_PROBES    8
 
 /* The status an executed fetching atomic completes with when its response
  * was lost with the link: the value the responder returned exists nowhere
@@ -305,6 +308,8 @@ typedef struct uct_rc_varuna_iface {
         unsigned long       results_lost;     /* fetching atomics */
         unsigned long       undecided;        /* completed with an error,
                                                  never resent */
+        unsigned long       stall_probes;     /* posted on a quiet lane
+                                                 with no standby */
     } fo;
 
     struct {
@@ -476,6 +481,7 @@ typedef enum {
     UCT_RC_VARUNA_CTRL_WR_DRAIN,     /* marker behind the failed lane's WRs */
     UCT_RC_VARUNA_CTRL_WR_MSG,       /* a control message to the peer */
     UCT_RC_VARUNA_CTRL_WR_LOG_READ,  /* READ of our log word at the peer */
+    UCT_RC_VARUNA_CTRL_WR_PROBE,     /* an empty WRITE behind a stall */
     UCT_RC_VARUNA_CTRL_WR_LAST
 } uct_rc_varuna_ctrl_wr_t;
 
@@ -626,6 +632,7 @@ typedef struct uct_rc_varuna_ep {
         uint64_t            sig_sn;           /* last posted signaled */
         size_t              unsig_bytes;      /* posted since sig_sn */
         ucs_time_t          last_progress;    /* for the watchdog */
+        ucs_time_t          probe_time;       /* last stall probe posted */
     } tx;
 
     struct {
@@ -689,6 +696,8 @@ typedef struct uct_rc_varuna_ep {
         uct_rc_varuna_ctrl_msg_t msgq[UCT_RC_VARUNA_CTRL_MSGQ_LEN];
         uint8_t             msgq_head;
         uint8_t             msgq_count;
+        uint8_t             stall_probe;      /* one in flight on the
+                                                 active lane */
     } ctrl;
 
     /* the peer's side of both lanes, to connect them again */
@@ -920,6 +929,8 @@ uct_rc_varuna_ep_queue_msg(uct_rc_varuna_ep_t *ep,
                            uct_rc_varuna_ctrl_type_t type, unsigned lane,
                            uint32_t psn, uint32_t attempt);
 void uct_rc_varuna_ep_ctrl_kick(uct_rc_varuna_ep_t *ep);
+
+ucs_status_t uct_rc_varuna_ep_post_probe(uct_rc_varuna_ep_t *ep);
 void uct_rc_varuna_ep_ctrl_completion(uct_rc_varuna_ep_t *ep, unsigned lane,
                                       struct ibv_wc *wc);
 void uct_rc_varuna_ep_ctrl_recv(uct_rc_varuna_ep_t *ep, unsigned lane,

@@ -909,6 +909,89 @@ static void uct_rc_varuna_iface_port_events(uct_rc_varuna_iface_t *iface)
     }
 }
 
+/* What a stalled endpoint has outstanding, and what its QP says: enough
+ * to tell a lost completion of ours from a lane the stack holds back */
+static void uct_rc_varuna_ep_stall_diag(uct_rc_varuna_iface_t *iface,
+                                        uct_rc_varuna_ep_t *ep, ucs_time_t now)
+{
+    uct_rc_varuna_lane_t *lane = &ep->lane[ep->active];
+    uct_rc_varuna_op_t *op     = uct_rc_varuna_ep_op(ep, ep->tx.done_sn + 1);
+    struct ibv_qp_init_attr init_attr;
+    struct ibv_qp_attr attr;
+    char name[64];
+
+    memset(&attr, 0, sizeof(attr));
+    attr.qp_state = (enum ibv_qp_state)-1;
+    if ((lane->qp != NULL) &&
+        (ibv_query_qp(lane->qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN,
+                      &init_attr) != 0)) {
+        attr.qp_state = (enum ibv_qp_state)-1;
+    }
+    ucs_diag("rc_varuna: ep %p: nothing completed for %.0f ms with "
+             "operations outstanding on %s (qpn 0x%x, qp state %d, sq psn "
+             "0x%x, ours 0x%x): posted %" PRIu64 ", completed %" PRIu64
+             ", last signaled %" PRIu64 "; next: type %u opcode %u flags "
+             "0x%x lane %u wrs %u am_seq %u psn 0x%x; %u send credits, "
+             "%d CQ credits, %u settled; AM seq out %u in %u", ep,
+             ucs_time_to_msec(now - ep->tx.last_progress),
+             uct_rc_varuna_lane_str(iface, ep->active, name, sizeof(name)),
+             (lane->qp != NULL) ? lane->qp->qp_num : 0, (int)attr.qp_state,
+             attr.sq_psn, lane->sq_psn, ep->tx.sn, ep->tx.done_sn,
+             ep->tx.sig_sn, op->type, op->ib_opcode, op->flags, op->lane,
+             op->num_wr, op->am_seq, op->last_psn,
+             (unsigned)uct_rc_txqp_available(&ep->super.txqp),
+             (int)iface->super.tx.cq_available, ep->tx.settled,
+             ep->tx.am_seq, ep->rx.am_seq);
+}
+
+/*
+ * The watchdog found nothing completed for its interval with operations
+ * outstanding. With a standby, fail over: a lane that went quiet is taken
+ * for dead. With none (the other port is down, or the standby is not
+ * connected again yet), failing over would only end the endpoint, and a
+ * quiet lane is not always dead: on rxe a QP in RTS on a healthy link
+ * stops retrying now and then. Probe it (an empty WRITE behind what is
+ * outstanding, one at a time, at most once an interval) and end the
+ * endpoint only when it stays
+ * quiet for UCT_RC_VARUNA_STALL_PROBES intervals; a lane really cut ends
+ * before, in RC's retry exhaustion.
+ */
+static void uct_rc_varuna_ep_stalled(uct_rc_varuna_iface_t *iface,
+                                     uct_rc_varuna_ep_t *ep, ucs_time_t now)
+{
+    unsigned other = uct_rc_varuna_other_lane(ep->active);
+    int first      = (ep->tx.probe_time <= ep->tx.last_progress);
+    ucs_status_t status;
+
+    if (first) {
+        uct_rc_varuna_ep_stall_diag(iface, ep, now);
+    }
+
+    if (((ep->lane[other].state == UCT_RC_VARUNA_LANE_STANDBY) &&
+         iface->has_standby) ||
+        (now > ep->tx.last_progress +
+               UCT_RC_VARUNA_STALL_PROBES * iface->config.watchdog)) {
+        uct_rc_varuna_ep_failover(ep, ep->active,
+                                  UCT_RC_VARUNA_CAUSE_WATCHDOG);
+        return;
+    }
+
+    if (ep->ctrl.stall_probe ||
+        (!first && (now < ep->tx.probe_time + iface->config.watchdog))) {
+        /* one at a time: its ACK covers everything before it */
+        return;
+    }
+
+    status = uct_rc_varuna_ep_post_probe(ep);
+    if (status == UCS_OK) {
+        ep->tx.probe_time    = now;
+        ep->ctrl.stall_probe = 1;
+    }
+    ucs_diag("rc_varuna: ep %p: no standby to fail over to: %s", ep,
+             (status == UCS_OK) ? "probing the lane" :
+             "no room for a probe, waiting");
+}
+
 static void uct_rc_varuna_iface_periodic(uct_rc_varuna_iface_t *iface,
                                          ucs_time_t now)
 {
@@ -924,11 +1007,7 @@ static void uct_rc_varuna_iface_periodic(uct_rc_varuna_iface_t *iface,
                  (ep->fo.state == UCT_RC_VARUNA_FO_REPLAYING)) &&
                 (ep->tx.done_sn < ep->tx.sig_sn) &&
                 (now > ep->tx.last_progress + iface->config.watchdog)) {
-                ucs_diag("rc_varuna: ep %p: nothing completed for %.0f ms "
-                         "with operations outstanding", ep,
-                         ucs_time_to_msec(now - ep->tx.last_progress));
-                uct_rc_varuna_ep_failover(ep, ep->active,
-                                          UCT_RC_VARUNA_CAUSE_WATCHDOG);
+                uct_rc_varuna_ep_stalled(iface, ep, now);
             }
         }
     }

@@ -235,6 +235,7 @@ static const struct {
     UCT_RC_VARUNA_COUNTER(reread),
     UCT_RC_VARUNA_COUNTER(results_lost),
     UCT_RC_VARUNA_COUNTER(undecided),
+    UCT_RC_VARUNA_COUNTER(stall_probes),
     UCT_RC_VARUNA_COUNTER(qp_created),
     UCT_RC_VARUNA_COUNTER(qp_connected)
 #undef UCT_RC_VARUNA_COUNTER

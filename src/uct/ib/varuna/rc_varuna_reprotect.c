@@ -152,6 +152,36 @@ static ucs_status_t uct_rc_varuna_post_log_read(uct_rc_varuna_iface_t *iface,
                                    UCT_RC_VARUNA_CTRL_WR_LOG_READ, &wr);
 }
 
+/*
+ * An empty WRITE on the active lane, behind operations that have not
+ * completed for a watchdog interval while there is no lane to fail over
+ * to. Its ACK acknowledges everything before it, and a request the peer
+ * never got brings a sequence NAK and a retransmission: a QP that only
+ * stopped retrying (seen on rxe, a healthy link, the QP in RTS) moves
+ * again, one that is really cut ends in retry exhaustion.
+ */
+ucs_status_t uct_rc_varuna_ep_post_probe(uct_rc_varuna_ep_t *ep)
+{
+    uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
+    struct ibv_send_wr wr;
+    ucs_status_t status;
+
+    if (!uct_rc_varuna_ctrl_room(iface, ep, ep->active)) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+
+    memset(&wr, 0, sizeof(wr));
+    wr.opcode              = IBV_WR_RDMA_WRITE;
+    wr.wr.rdma.remote_addr = ep->peer_log.addr;
+    wr.wr.rdma.rkey        = ep->peer_log.rkey[ep->active];
+    status = uct_rc_varuna_ctrl_post(iface, ep, ep->active,
+                                     UCT_RC_VARUNA_CTRL_WR_PROBE, &wr);
+    if (status == UCS_OK) {
+        iface->fo.stall_probes++;
+    }
+    return status;
+}
+
 /* Room for a message other than FAILOVER (the last entries are kept for
  * FAILOVERs) */
 static int uct_rc_varuna_ep_msgq_room(uct_rc_varuna_ep_t *ep)
@@ -561,6 +591,9 @@ void uct_rc_varuna_ep_ctrl_completion(uct_rc_varuna_ep_t *ep, unsigned lane,
     ucs_assert(ep->ctrl.inflight[lane] > 0);
     ep->ctrl.inflight[lane]--;
     uct_rc_iface_add_cq_credits(&iface->super, 1);
+    if (kind == UCT_RC_VARUNA_CTRL_WR_PROBE) {
+        ep->ctrl.stall_probe = 0;
+    }
 
     /* a re-protection probe (a failed one fails the lane below) */
     probe = (kind == UCT_RC_VARUNA_CTRL_WR_LOG_READ) &&
@@ -598,6 +631,13 @@ void uct_rc_varuna_ep_ctrl_completion(uct_rc_varuna_ep_t *ep, unsigned lane,
 
     if (probe) {
         uct_rc_varuna_ep_reprotect_probed(iface, ep, lane);
+        return;
+    }
+
+    if (kind == UCT_RC_VARUNA_CTRL_WR_PROBE) {
+        /* in order: what was posted before it has completed too */
+        ucs_diag("rc_varuna: ep %p: the stall probe completed on lane %u, "
+                 "the lane moves again", ep, lane);
         return;
     }
 

@@ -485,4 +485,121 @@ UCS_TEST_P(test_rc_varuna_error_paths, done_lost_then_failover)
     expect_second_failover(init, peer, deadline, "done_lost_then_failover");
 }
 
+/*
+ * The active lane goes quiet with no standby behind it (the standby's port
+ * is down): the sender's requests are dropped for 200 ms, five watchdog
+ * intervals, and RC's retries (67 ms, 7 of them) outlast that. The
+ * watchdog used to fail over with nowhere to go and end the endpoint (on
+ * rxe a QP in RTS on a healthy link stops completing like this, and Open
+ * MPI aborted). Now it probes the lane (one probe at a time), and when the
+ * requests pass again everything completes exactly once, with no failover
+ * and nothing sent again by rc_varuna.
+ */
+UCS_TEST_P(test_rc_varuna_error_paths, quiet_lane_without_standby,
+           "WATCHDOG=40ms")
+{
+    ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(20);
+    struct softib_rule drop;
+    ucs_time_t quiet_end;
+    uint32_t rule;
+    port p0, p1;
+
+    modify_config("RC_TIMEOUT", "60ms");
+    modify_config("RC_RETRY_COUNT", "7");
+    setup_pair(NUM_OPS);
+    plan(MIXED, NUM_OPS);
+    p0 = side_port(m_s, 0);
+    p1 = side_port(m_s, 1);
+    m_softib.link(p1.dev, p1.num, false);
+    while (uct_rc_varuna_ep_has_standby(vep(m_s)) &&
+           (ucs_get_time() < deadline)) {
+        progress();
+    }
+    ASSERT_FALSE(uct_rc_varuna_ep_has_standby(vep(m_s)));
+
+    memset(&drop, 0, sizeof(drop));
+    drop.kind    = SOFTIB_RULE_DROP;
+    drop.dev     = p0.dev.c_str();
+    drop.port    = p0.num;
+    drop.dir     = SOFTIB_DIR_TX;
+    drop.classes = SOFTIB_CLASS_REQ;
+    drop.count   = SOFTIB_FOREVER;
+    rule         = m_softib.rule(drop);
+
+    ASSERT_TRUE(post_all(0, NUM_OPS, deadline));
+    quiet_end = ucs_get_time() + ucs_time_from_msec(200);
+    while (ucs_get_time() < quiet_end) {
+        progress();
+    }
+    EXPECT_EQ(0u, m_ep_errors) << "the quiet lane was taken for dead";
+    /* one, dropped too: the next waits for it */
+    EXPECT_EQ(1u, viface(m_s)->fo.stall_probes);
+    m_softib.rule_del(rule);
+
+    if (finish(deadline)) {
+        verify(true);
+    }
+    fail_on_problems("quiet_lane_without_standby");
+    EXPECT_EQ(0u, viface(m_s)->fo.failovers);
+    EXPECT_EQ(0u, viface(m_r)->fo.failovers);
+    EXPECT_EQ(0u, viface(m_s)->fo.resent_ops);
+    EXPECT_EQ(0, vep(m_s)->ctrl.inflight[0]) << "a probe never completed";
+}
+
+/*
+ * The same lane stays quiet (RC's retries would take 8 s): the endpoint
+ * ends after 8 watchdog intervals, once, through UCX's error path, with
+ * one probe posted, and every operation completes once.
+ */
+UCS_TEST_P(test_rc_varuna_error_paths, quiet_lane_without_standby_ends,
+           "WATCHDOG=40ms")
+{
+    ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(20);
+    struct softib_rule drop;
+    ucs_time_t t_posted;
+    double quiet_ms;
+    port p0, p1;
+
+    modify_config("RC_TIMEOUT", "1s");
+    modify_config("RC_RETRY_COUNT", "7");
+    setup_pair(NUM_OPS);
+    plan(MIXED, NUM_OPS);
+    p0 = side_port(m_s, 0);
+    p1 = side_port(m_s, 1);
+    m_softib.link(p1.dev, p1.num, false);
+    while (uct_rc_varuna_ep_has_standby(vep(m_s)) &&
+           (ucs_get_time() < deadline)) {
+        progress();
+    }
+    ASSERT_FALSE(uct_rc_varuna_ep_has_standby(vep(m_s)));
+
+    memset(&drop, 0, sizeof(drop));
+    drop.kind    = SOFTIB_RULE_DROP;
+    drop.dev     = p0.dev.c_str();
+    drop.port    = p0.num;
+    drop.dir     = SOFTIB_DIR_TX;
+    drop.classes = SOFTIB_CLASS_REQ;
+    drop.count   = SOFTIB_FOREVER;
+    m_softib.rule(drop);
+
+    t_posted = ucs_get_time();
+    ASSERT_TRUE(post_all(0, NUM_OPS, deadline));
+    while ((m_ep_errors == 0) && (ucs_get_time() < deadline)) {
+        progress();
+    }
+    quiet_ms = ucs_time_to_msec(ucs_get_time() - t_posted);
+    ASSERT_EQ(1u, m_ep_errors) << "no endpoint error reported";
+    EXPECT_GE(quiet_ms, 8 * 40.0) << "ended before 8 watchdog intervals";
+    EXPECT_LT(quiet_ms, 5000.0) << "left to RC's retries";
+    EXPECT_EQ(1u, viface(m_s)->fo.stall_probes);
+    short_progress_loop(20);
+
+    for (unsigned i = 0; i < NUM_OPS; ++i) {
+        EXPECT_EQ(1, m_ops[i].calls) << op_name(m_ops[i].type) << " #" << i;
+    }
+    EXPECT_EQ(1u, m_ep_errors);
+    EXPECT_EQ(UCT_RC_VARUNA_FO_DEAD, vep(m_s)->fo.state);
+    EXPECT_EQ(0u, viface(m_s)->fo.failovers);
+}
+
 _UCT_INSTANTIATE_TEST_CASE(test_rc_varuna_error_paths, rc_varuna)
