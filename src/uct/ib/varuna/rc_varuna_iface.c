@@ -89,7 +89,10 @@ static ucs_config_field_t uct_rc_varuna_iface_config_table[] = {
     {"WATCHDOG", "250ms",
      "Fail over when operations are outstanding on the active lane and none\n"
      "has completed for this long (a link can die without any error\n"
-     "completion, see DESIGN.md section 5.1). 0 turns the watchdog off.",
+     "completion, see DESIGN.md section 5.1). With no standby to fail over\n"
+     "to, probe the lane with an empty WRITE instead, and fail the endpoint\n"
+     "only when nothing completes for 8 times this long. 0 turns the\n"
+     "watchdog off.",
      ucs_offsetof(uct_rc_varuna_iface_config_t, watchdog),
      UCS_CONFIG_TYPE_TIME_UNITS},
 

@@ -144,6 +144,38 @@ protected:
         EXPECT_EQ(2u, viface(peer)->fo.failovers);
     }
 
+    /* A pair whose sender has no standby (its port is down) and whose
+     * requests on the primary are all dropped from now on, RC's retries
+     * rc_timeout apart, 7 of them. Returns the drop rule. */
+    uint32_t quiet_lane_without_standby_setup(const char *rc_timeout,
+                                              ucs_time_t deadline)
+    {
+        struct softib_rule drop;
+        port p0, p1;
+
+        modify_config("RC_TIMEOUT", rc_timeout);
+        modify_config("RC_RETRY_COUNT", "7");
+        setup_pair(NUM_OPS);
+        plan(MIXED, NUM_OPS);
+        p0 = side_port(m_s, 0);
+        p1 = side_port(m_s, 1);
+        m_softib.link(p1.dev, p1.num, false);
+        while (uct_rc_varuna_ep_has_standby(vep(m_s)) &&
+               (ucs_get_time() < deadline)) {
+            progress();
+        }
+        EXPECT_FALSE(uct_rc_varuna_ep_has_standby(vep(m_s)));
+
+        memset(&drop, 0, sizeof(drop));
+        drop.kind    = SOFTIB_RULE_DROP;
+        drop.dev     = p0.dev.c_str();
+        drop.port    = p0.num;
+        drop.dir     = SOFTIB_DIR_TX;
+        drop.classes = SOFTIB_CLASS_REQ;
+        drop.count   = SOFTIB_FOREVER;
+        return m_softib.rule(drop);
+    }
+
     /* The window posted, the fault, the rest posted, flushed */
     bool run(int type, int f, unsigned k)
     {
@@ -499,33 +531,11 @@ UCS_TEST_P(test_rc_varuna_error_paths, quiet_lane_without_standby,
            "WATCHDOG=40ms")
 {
     ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(20);
-    struct softib_rule drop;
     ucs_time_t quiet_end;
     uint32_t rule;
-    port p0, p1;
 
-    modify_config("RC_TIMEOUT", "60ms");
-    modify_config("RC_RETRY_COUNT", "7");
-    setup_pair(NUM_OPS);
-    plan(MIXED, NUM_OPS);
-    p0 = side_port(m_s, 0);
-    p1 = side_port(m_s, 1);
-    m_softib.link(p1.dev, p1.num, false);
-    while (uct_rc_varuna_ep_has_standby(vep(m_s)) &&
-           (ucs_get_time() < deadline)) {
-        progress();
-    }
-    ASSERT_FALSE(uct_rc_varuna_ep_has_standby(vep(m_s)));
-
-    memset(&drop, 0, sizeof(drop));
-    drop.kind    = SOFTIB_RULE_DROP;
-    drop.dev     = p0.dev.c_str();
-    drop.port    = p0.num;
-    drop.dir     = SOFTIB_DIR_TX;
-    drop.classes = SOFTIB_CLASS_REQ;
-    drop.count   = SOFTIB_FOREVER;
-    rule         = m_softib.rule(drop);
-
+    rule = quiet_lane_without_standby_setup("60ms", deadline);
+    ASSERT_FALSE(HasFailure());
     ASSERT_TRUE(post_all(0, NUM_OPS, deadline));
     quiet_end = ucs_get_time() + ucs_time_from_msec(200);
     while (ucs_get_time() < quiet_end) {
@@ -555,33 +565,11 @@ UCS_TEST_P(test_rc_varuna_error_paths, quiet_lane_without_standby_ends,
            "WATCHDOG=40ms")
 {
     ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(20);
-    struct softib_rule drop;
     ucs_time_t t_posted;
     double quiet_ms;
-    port p0, p1;
 
-    modify_config("RC_TIMEOUT", "1s");
-    modify_config("RC_RETRY_COUNT", "7");
-    setup_pair(NUM_OPS);
-    plan(MIXED, NUM_OPS);
-    p0 = side_port(m_s, 0);
-    p1 = side_port(m_s, 1);
-    m_softib.link(p1.dev, p1.num, false);
-    while (uct_rc_varuna_ep_has_standby(vep(m_s)) &&
-           (ucs_get_time() < deadline)) {
-        progress();
-    }
-    ASSERT_FALSE(uct_rc_varuna_ep_has_standby(vep(m_s)));
-
-    memset(&drop, 0, sizeof(drop));
-    drop.kind    = SOFTIB_RULE_DROP;
-    drop.dev     = p0.dev.c_str();
-    drop.port    = p0.num;
-    drop.dir     = SOFTIB_DIR_TX;
-    drop.classes = SOFTIB_CLASS_REQ;
-    drop.count   = SOFTIB_FOREVER;
-    m_softib.rule(drop);
-
+    quiet_lane_without_standby_setup("1s", deadline);
+    ASSERT_FALSE(HasFailure());
     t_posted = ucs_get_time();
     ASSERT_TRUE(post_all(0, NUM_OPS, deadline));
     while ((m_ep_errors == 0) && (ucs_get_time() < deadline)) {
