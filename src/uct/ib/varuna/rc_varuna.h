@@ -78,8 +78,8 @@
  * control requests: drain marker, control message, log READ, and one for
  * a stall probe (or a spare). */
 #define UCT_RC_VARUNA_CTRL_WR_RESERVE 4
-/* Watchdog intervals a lane with no standby behind it may stay quiet, a
- * probe posted each interval, before the endpoint fails */
+/* Watchdog intervals a lane with no standby behind it may stay quiet,
+ * probed meanwhile (one probe at a time), before the endpoint fails */
 #define UCT_RC_VARUNA_STALL_PROBES    8
 
 /* The status an executed fetching atomic completes with when its response

@@ -921,8 +921,7 @@ static void uct_rc_varuna_ep_stall_diag(uct_rc_varuna_iface_t *iface,
     char name[64];
 
     memset(&attr, 0, sizeof(attr));
-    attr.qp_state = (enum ibv_qp_state)-1;
-    if ((lane->qp != NULL) &&
+    if ((lane->qp == NULL) ||
         (ibv_query_qp(lane->qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN,
                       &init_attr) != 0)) {
         attr.qp_state = (enum ibv_qp_state)-1;
@@ -952,23 +951,21 @@ static void uct_rc_varuna_ep_stall_diag(uct_rc_varuna_iface_t *iface,
  * quiet lane is not always dead: on rxe a QP in RTS on a healthy link
  * stops retrying now and then. Probe it (an empty WRITE behind what is
  * outstanding, one at a time, at most once an interval) and end the
- * endpoint only when it stays
- * quiet for UCT_RC_VARUNA_STALL_PROBES intervals; a lane really cut ends
- * before, in RC's retry exhaustion.
+ * endpoint only when it stays quiet for UCT_RC_VARUNA_STALL_PROBES
+ * intervals; a lane really cut ends before, in RC's retry exhaustion.
  */
 static void uct_rc_varuna_ep_stalled(uct_rc_varuna_iface_t *iface,
                                      uct_rc_varuna_ep_t *ep, ucs_time_t now)
 {
-    unsigned other = uct_rc_varuna_other_lane(ep->active);
-    int first      = (ep->tx.probe_time <= ep->tx.last_progress);
+    int first = (ep->tx.probe_time <= ep->tx.last_progress);
     ucs_status_t status;
 
     if (first) {
         uct_rc_varuna_ep_stall_diag(iface, ep, now);
     }
 
-    if (((ep->lane[other].state == UCT_RC_VARUNA_LANE_STANDBY) &&
-         iface->has_standby) ||
+    /* a standby: what uct_rc_varuna_ep_failover() fails over to */
+    if (uct_rc_varuna_ep_has_standby(ep) ||
         (now > ep->tx.last_progress +
                UCT_RC_VARUNA_STALL_PROBES * iface->config.watchdog)) {
         uct_rc_varuna_ep_failover(ep, ep->active,

@@ -144,6 +144,20 @@ protected:
         EXPECT_EQ(2u, viface(peer)->fo.failovers);
     }
 
+    /* The sender's standby port goes down; returns whether its endpoint
+     * lost the standby by the deadline */
+    bool sender_standby_down(ucs_time_t deadline)
+    {
+        port p1 = side_port(m_s, 1);
+
+        m_softib.link(p1.dev, p1.num, false);
+        while (uct_rc_varuna_ep_has_standby(vep(m_s)) &&
+               (ucs_get_time() < deadline)) {
+            progress();
+        }
+        return !uct_rc_varuna_ep_has_standby(vep(m_s));
+    }
+
     /* A pair whose sender has no standby (its port is down) and whose
      * requests on the primary are all dropped from now on, RC's retries
      * rc_timeout apart, 7 of them. Returns the drop rule. */
@@ -151,21 +165,15 @@ protected:
                                               ucs_time_t deadline)
     {
         struct softib_rule drop;
-        port p0, p1;
+        port p0;
 
         modify_config("RC_TIMEOUT", rc_timeout);
         modify_config("RC_RETRY_COUNT", "7");
         setup_pair(NUM_OPS);
         plan(MIXED, NUM_OPS);
-        p0 = side_port(m_s, 0);
-        p1 = side_port(m_s, 1);
-        m_softib.link(p1.dev, p1.num, false);
-        while (uct_rc_varuna_ep_has_standby(vep(m_s)) &&
-               (ucs_get_time() < deadline)) {
-            progress();
-        }
-        EXPECT_FALSE(uct_rc_varuna_ep_has_standby(vep(m_s)));
+        EXPECT_TRUE(sender_standby_down(deadline));
 
+        p0 = side_port(m_s, 0);
         memset(&drop, 0, sizeof(drop));
         drop.kind    = SOFTIB_RULE_DROP;
         drop.dev     = p0.dev.c_str();
@@ -360,17 +368,10 @@ UCS_TEST_P(test_rc_varuna_error_paths, op_post_refused_no_standby)
 {
     ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(20);
     unsigned failed     = 0;
-    port p1;
 
     setup_pair(NUM_OPS);
     plan(MIXED, NUM_OPS);
-    p1 = side_port(m_s, 1);
-    m_softib.link(p1.dev, p1.num, false);
-    while (uct_rc_varuna_ep_has_standby(vep(m_s)) &&
-           (ucs_get_time() < deadline)) {
-        progress();
-    }
-    ASSERT_FALSE(uct_rc_varuna_ep_has_standby(vep(m_s)));
+    ASSERT_TRUE(sender_standby_down(deadline));
 
     fail_verb(m_s, 0, SOFTIB_VERB_POST_SEND, qpn(m_s, 0), 3, 1);
     post_all(0, NUM_OPS, deadline);
