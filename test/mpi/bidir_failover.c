@@ -153,6 +153,8 @@ int main(int argc, char **argv)
     uint64_t red_out, red_expected, *cas_count = NULL;
     uint64_t bad_puts = 0, bad_swaps = 0, bad_reduce = 0;
     uint64_t sum = 0, sum_expected = 0, chain, bad_chains = 0;
+    uint64_t sum_now, sum_now_expected = 0;
+    int64_t bad_sum_it = -1;
     char detail[1024] = "";
     double start, t_fail = 0, idle = 0, until;
     MPI_Win win;
@@ -390,6 +392,26 @@ int main(int argc, char **argv)
                    ", expected %" PRIx64 "\n", rank, it, red_out,
                    red_expected);
         }
+
+        /* the sum here, at every iteration: each origin flushed its
+         * accumulate of this iteration before the allreduce, and none can
+         * start the next one before this rank joins the next alltoall. A
+         * wrong sum then names the iteration it went wrong in (relative to
+         * the fault), not only that it did */
+        for (r = 0; r < nranks; r++) {
+            if ((r != rank) && (target_of(r, it) == rank)) {
+                sum_now_expected += it + 1;
+            }
+        }
+        MPI_Win_sync(win);
+        sum_now = base[WIN_SUM];
+        if ((sum_now != sum_now_expected) && (bad_sum_it < 0)) {
+            bad_sum_it = it;
+            printf("rank %d: iteration %d (fault at %d): sum %" PRIu64
+                   ", expected %" PRIu64 "\n", rank, it, fail_at, sum_now,
+                   sum_now_expected);
+            fflush(stdout);
+        }
     }
 
     /* every add is flushed; wait for everyone's, then read our counter */
@@ -462,8 +484,8 @@ int main(int argc, char **argv)
     }
 
     ok = (bad_elems == 0) && (counter == expected) && (wrong_fetch == 0) &&
-         (sum == sum_expected) && !bad_puts && !bad_swaps && !bad_reduce &&
-         !bad_chains;
+         (sum == sum_expected) && (bad_sum_it < 0) && !bad_puts &&
+         !bad_swaps && !bad_reduce && !bad_chains;
     snprintf(detail, sizeof(detail),
              "counter %" PRIu64 " after %" PRIu64 " adds aimed at it%s, "
              "alltoall %d iterations, %" PRIu64 " bad elements",
@@ -488,6 +510,11 @@ int main(int argc, char **argv)
                  (sum > sum_expected) ? " (EXECUTED TWICE)" :
                  (sum < sum_expected) ? " (LOST)" : "",
                  bad_puts, bad_swaps, bad_chains, bad_reduce);
+        if (bad_sum_it >= 0) {
+            snprintf(detail + strlen(detail), sizeof(detail) - strlen(detail),
+                     " (the sum first wrong at iteration %" PRId64 ")",
+                     bad_sum_it);
+        }
     }
     bf_phase = PHASE_DONE;
     printf("rank %d (pid %d): %s: %s\n", rank, (int)getpid(),
