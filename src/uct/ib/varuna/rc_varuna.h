@@ -310,6 +310,11 @@ typedef struct uct_rc_varuna_iface {
                                                  never resent */
         unsigned long       stall_probes;     /* posted on a quiet lane
                                                  with no standby */
+        unsigned long       am_dropped;       /* received again after a
+                                                 failover, dropped */
+        unsigned long       am_unordered;     /* blanket recovery: delivered
+                                                 again or ahead of an older
+                                                 one */
     } fo;
 
     struct {

@@ -458,12 +458,36 @@ void uct_rc_varuna_ep_rx_held_release(uct_rc_varuna_ep_t *ep)
 }
 
 /*
+ * Blanket recovery delivers what comes, as today's systems do: a message
+ * sent again after a failover arrives twice, one that came on the new lane
+ * first overtakes an older one. Only counted (am_unordered) and logged, to
+ * show what goes wrong there: a UCP request matched by an old message
+ * (README, "Open MPI and OpenSHMEM").
+ */
+static void uct_rc_varuna_iface_blanket_seq(uct_rc_varuna_iface_t *iface,
+                                            uct_rc_varuna_ep_t *ep,
+                                            uint32_t seq)
+{
+    if (seq == (uint32_t)(ep->rx.am_seq + 1)) {
+        ep->rx.am_seq = seq;
+        return;
+    }
+
+    iface->fo.am_unordered++;
+    ucs_debug("rc_varuna: ep %p delivers message %u out of sequence (%u "
+              "expected, blanket recovery)", ep, seq, ep->rx.am_seq + 1);
+    if (UCS_CIRCULAR_COMPARE32(seq, >, ep->rx.am_seq)) {
+        ep->rx.am_seq = seq;
+    }
+}
+
+/*
  * A received SEND. An active message carries its place in the sender's
  * order as immediate data (section 5.3, guarantee G6): across a failover
  * it may come again (it had arrived, its log write had not) and is
- * dropped, or come on the new lane before an older one waiting in the old
- * lane's receive queue, and waits for it. Control messages of the
- * failover carry no immediate data.
+ * dropped (am_dropped), or come on the new lane before an older one
+ * waiting in the old lane's receive queue, and waits for it. Control
+ * messages of the failover carry no immediate data.
  */
 static UCS_F_ALWAYS_INLINE void
 uct_rc_varuna_iface_handle_am(uct_rc_varuna_iface_t *iface, unsigned side,
@@ -488,14 +512,17 @@ uct_rc_varuna_iface_handle_am(uct_rc_varuna_iface_t *iface, unsigned side,
         return;
     }
 
-    if ((ep != NULL) && (wc->wc_flags & IBV_WC_WITH_IMM) &&
-        (iface->config.recovery == UCT_RC_VARUNA_RECOVERY_VARUNA)) {
+    if ((ep != NULL) && (wc->wc_flags & IBV_WC_WITH_IMM)) {
         seq  = be32toh(wc->imm_data);
         next = ep->rx.am_seq + 1;
-        if (ucs_unlikely(seq != next)) {
+        if (ucs_unlikely(iface->config.recovery !=
+                         UCT_RC_VARUNA_RECOVERY_VARUNA)) {
+            uct_rc_varuna_iface_blanket_seq(iface, ep, seq);
+        } else if (ucs_unlikely(seq != next)) {
             if (UCS_CIRCULAR_COMPARE32(seq, <, next)) {
                 ucs_debug("rc_varuna: ep %p drops duplicate message %u", ep,
                           seq);
+                iface->fo.am_dropped++;
                 ucs_mpool_put_inline(desc);
             } else {
                 ucs_debug("rc_varuna: ep %p holds message %u until %u", ep,
@@ -503,8 +530,9 @@ uct_rc_varuna_iface_handle_am(uct_rc_varuna_iface_t *iface, unsigned side,
                 uct_rc_varuna_iface_hold_am(ep, seq, hdr, length, desc, wc);
             }
             return;
+        } else {
+            ep->rx.am_seq = seq;
         }
-        ep->rx.am_seq = seq;
         uct_rc_varuna_iface_deliver_am(iface, ep, hdr, length, desc,
                                        wc->imm_data, wc->slid, wc->qp_num);
         if (ucs_unlikely(!ucs_list_is_empty(&ep->rx.held))) {

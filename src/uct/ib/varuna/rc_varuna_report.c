@@ -236,6 +236,8 @@ static const struct {
     UCT_RC_VARUNA_COUNTER(results_lost),
     UCT_RC_VARUNA_COUNTER(undecided),
     UCT_RC_VARUNA_COUNTER(stall_probes),
+    UCT_RC_VARUNA_COUNTER(am_dropped),
+    UCT_RC_VARUNA_COUNTER(am_unordered),
     UCT_RC_VARUNA_COUNTER(qp_created),
     UCT_RC_VARUNA_COUNTER(qp_connected)
 #undef UCT_RC_VARUNA_COUNTER

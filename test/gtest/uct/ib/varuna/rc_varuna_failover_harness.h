@@ -249,6 +249,9 @@ protected:
     struct outcome {
         unsigned violations[G_LAST];
         unsigned duplicates;   /* extra executions seen (not exact mode) */
+        unsigned long am_unordered; /* the receiver's count of active
+                                       messages delivered out of sequence
+                                       (blanket recovery) */
         unsigned results_lost;
         unsigned failovers;
         unsigned fault_misses; /* a fault without the failover it must

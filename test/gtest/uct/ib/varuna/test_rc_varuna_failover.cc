@@ -49,7 +49,8 @@ protected:
         if (post_all(0, WINDOW, deadline)) {
             take_down(f);
             if (post_all(WINDOW, NUM_OPS, deadline) && finish(deadline)) {
-                out = verify(expect_exact);
+                out              = verify(expect_exact);
+                out.am_unordered = viface(m_r)->fo.am_unordered;
             }
         }
         fail_on_problems(what.str());
@@ -161,15 +162,25 @@ UCS_TEST_P(test_rc_varuna_failover, blanket_executes_twice,
     unsigned duplicates      = 0;
 
     for (size_t t = 0; t < ucs_static_array_size(types); ++t) {
-        unsigned dup = 0;
+        unsigned dup            = 0;
+        unsigned long unordered = 0;
         for (unsigned k = 0; k < 2 * WINDOW; k += 2) {
             outcome out = trial(types[t], RESP_DROP, k, false);
             ASSERT_FALSE(HasFailure());
-            dup += out.duplicates;
+            dup       += out.duplicates;
+            unordered += out.am_unordered;
         }
         UCS_TEST_MESSAGE << op_name(types[t]) << ": " << dup
-                         << " duplicate executions under blanket recovery";
+                         << " duplicate executions under blanket recovery, "
+                         << unordered << " messages out of sequence";
         EXPECT_GT(dup, 0u) << op_name(types[t]);
+        if (types[t] == AM_SHORT) {
+            /* every duplicate came after its first copy (only the
+             * responses were lost), and the receiver counted it */
+            EXPECT_EQ(dup, unordered);
+        } else if (types[t] != MIXED) {
+            EXPECT_EQ(0ul, unordered) << "no active messages sent";
+        }
         duplicates += dup;
     }
     EXPECT_GT(duplicates, 0u);
@@ -343,6 +354,10 @@ UCS_TEST_P(test_rc_varuna_failover, counters_in_vfs)
     EXPECT_EQ(0, vfs_counter(m_s, "undecided"));
     EXPECT_EQ((long)viface(m_s)->fo.qp_created,
               vfs_counter(m_s, "qp_created"));
+    /* the receiver's: the log and PSN decided every AM, none came again;
+     * only blanket recovery delivers out of sequence */
+    EXPECT_EQ(0, vfs_counter(m_r, "am_dropped"));
+    EXPECT_EQ(0, vfs_counter(m_r, "am_unordered"));
     EXPECT_EQ(-1, vfs_counter(m_s, "no_such_counter"));
 }
 
