@@ -62,6 +62,10 @@ volatile enum phase bf_phase = PHASE_INIT;
 
 static int rank, nranks;
 
+/* -F: how many times the iterations the ranks may run waiting for the
+ * fault (an injector starved for 2.7 s on 2 busy cores was seen) */
+#define BF_EXTRA 10
+
 static void usage(const char *prog)
 {
     fprintf(stderr,
@@ -72,7 +76,10 @@ static void usage(const char *prog)
             "(ITERATIONS/2; -1: never)\n"
             "  -d  the link to take down (softib0:1)\n"
             "  -F  instead of taking a link down, create FILE at the fail "
-            "iteration\n      (for a fault injector outside the job)\n"
+            "iteration\n      (for a fault injector outside the job, which "
+            "creates FILE.applied\n      once the fault is in place; the "
+            "ranks go on past ITERATIONS, up to\n      %d times as many, "
+            "until it has)\n"
             "  -s  alltoall bytes per destination, a multiple of 8 (8)\n"
             "  -S  every 8th iteration uses this size instead (0: never)\n"
             "  -w  at the failure iteration every rank idles this long, "
@@ -81,7 +88,7 @@ static void usage(const char *prog)
             "  -R  also an allreduce, a put, an accumulate, a compare-and-"
             "swap and a get\n"
             "      each iteration, all checked\n"
-            "  -q  no progress lines\n", prog);
+            "  -q  no progress lines\n", prog, BF_EXTRA);
 }
 
 static double now_s(void)
@@ -90,6 +97,27 @@ static double now_s(void)
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/*
+ * Past the last iteration: one more while the fault injector outside the
+ * job (-F) has not put the fault in place (FILE.applied), up to capacity,
+ * so the fault meets traffic however late a loaded machine runs the
+ * injector. Rank 0 decides and every rank follows, so the iterations stay
+ * the same everywhere. Not used without -F or a fault.
+ */
+static int more_for_fault(const char *applied_file, int it, int capacity)
+{
+    int more = 0;
+
+    if (applied_file[0] == '\0') {
+        return 0;
+    }
+    if (rank == 0) {
+        more = (it < capacity) && (access(applied_file, F_OK) != 0);
+    }
+    MPI_Bcast(&more, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return more;
 }
 
 /* the element j that rank src sends to rank dst in iteration it */
@@ -149,6 +177,8 @@ int main(int argc, char **argv)
     long first_bad_src = -1;
     int *targets, *all_targets = NULL;
     int opt, it, r, ret, t, ok, all_ok, wrong_fetch = 0, rma = 0;
+    int capacity, extra = 0;
+    char applied_file[4096] = "";
     uint64_t put_val, got, acc_val, cas_cmp, cas_new, cas_res, red_in;
     uint64_t red_out, red_expected, *cas_count = NULL;
     uint64_t bad_puts = 0, bad_swaps = 0, bad_reduce = 0;
@@ -193,11 +223,19 @@ int main(int argc, char **argv)
         return 2;
     }
 
+    /* with a fault injector outside the job, room to go on until the
+     * fault is in place (see fault_applied) */
+    capacity = fault_file ? BF_EXTRA * iterations : iterations;
+    if (fault_file && (fail_at >= 0) && (fail_at < iterations)) {
+        snprintf(applied_file, sizeof(applied_file), "%s.applied",
+                 fault_file);
+    }
+
     max_size = (large > small) ? large : small;
     sbuf     = malloc(max_size * nranks);
     rbuf     = malloc(max_size * nranks);
-    results  = calloc(iterations, sizeof(*results));
-    targets  = calloc(iterations, sizeof(*targets));
+    results  = calloc(capacity, sizeof(*results));
+    targets  = calloc(capacity, sizeof(*targets));
     cas_count = calloc(nranks, sizeof(*cas_count));
     if (!sbuf || !rbuf || !results || !targets || !cas_count) {
         fprintf(stderr, "rank %d: out of memory\n", rank);
@@ -236,7 +274,14 @@ int main(int argc, char **argv)
     }
 
     start = now_s();
-    for (it = 0; it < iterations; it++) {
+    for (it = 0;; it++) {
+        if (it == iterations) {
+            if (!more_for_fault(applied_file, it, capacity)) {
+                break;
+            }
+            iterations++;
+            extra++;
+        }
         bf_iteration = it;
 
         if ((rank == 0) && (it == fail_at) && fault_file) {
@@ -562,6 +607,10 @@ int main(int argc, char **argv)
 
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
     if (rank == 0) {
+        if (extra > 0) {
+            printf("bidir_failover: %d iterations more than asked, until the "
+                   "fault was in place\n", extra);
+        }
         printf("bidir_failover: %s: %d ranks, %d iterations in %.2f s%s\n",
                all_ok ? "OK" : "WRONG", nranks, iterations, now_s() - start,
                (fail_at >= 0) && (fail_at < iterations) ?
