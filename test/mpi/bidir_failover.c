@@ -224,7 +224,7 @@ int main(int argc, char **argv)
     }
 
     /* with a fault injector outside the job, room to go on until the
-     * fault is in place (see fault_applied) */
+     * fault is in place (see more_for_fault) */
     capacity = fault_file ? BF_EXTRA * iterations : iterations;
     if (fault_file && (fail_at >= 0) && (fail_at < iterations)) {
         snprintf(applied_file, sizeof(applied_file), "%s.applied",

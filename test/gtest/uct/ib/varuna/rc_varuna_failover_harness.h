@@ -933,31 +933,41 @@ protected:
         return true;
     }
 
+    /* Post operation i as post_op does, and note the PSNs it took on the
+     * lane it went out on (verify_resent) */
+    ucs_status_t post_op_noted(unsigned i)
+    {
+        uint32_t psn[UCT_RC_VARUNA_NUM_SIDES];
+        uint64_t log_sn[UCT_RC_VARUNA_NUM_SIDES];
+        ucs_status_t status;
+
+        for (unsigned l = 0; l < UCT_RC_VARUNA_NUM_SIDES; ++l) {
+            psn[l]    = vep(m_s)->lane[l].sq_psn;
+            log_sn[l] = vep(m_s)->lane[l].log_sn;
+        }
+        status = post_op(i);
+        for (unsigned l = 0; l < UCT_RC_VARUNA_NUM_SIDES; ++l) {
+            if (!UCS_STATUS_IS_ERR(status) &&
+                (vep(m_s)->lane[l].sq_psn != psn[l])) {
+                note_posted(m_s, l, psn[l], log_sn[l], m_ops[i]);
+            }
+        }
+        return status;
+    }
+
     /* Post operations [first, last). Returns false (a G2 problem) if an
      * operation could not be posted before the deadline or failed. */
     bool post_all(unsigned first, unsigned last, ucs_time_t deadline)
     {
         for (unsigned i = first; i < last; ++i) {
             ucs_status_t status;
-            uint32_t psn[UCT_RC_VARUNA_NUM_SIDES];
-            uint64_t log_sn[UCT_RC_VARUNA_NUM_SIDES];
             do {
-                for (unsigned l = 0; l < UCT_RC_VARUNA_NUM_SIDES; ++l) {
-                    psn[l]    = vep(m_s)->lane[l].sq_psn;
-                    log_sn[l] = vep(m_s)->lane[l].log_sn;
-                }
-                status = post_op(i);
+                status = post_op_noted(i);
                 if (status == UCS_ERR_NO_RESOURCE) {
                     progress();
                 }
             } while ((status == UCS_ERR_NO_RESOURCE) &&
                      (ucs_get_time() < deadline));
-            for (unsigned l = 0; l < UCT_RC_VARUNA_NUM_SIDES; ++l) {
-                if (!UCS_STATUS_IS_ERR(status) &&
-                    (vep(m_s)->lane[l].sq_psn != psn[l])) {
-                    note_posted(m_s, l, psn[l], log_sn[l], m_ops[i]);
-                }
-            }
             if (UCS_STATUS_IS_ERR(status)) {
                 problem(G2_COMPLETION, std::string("posting ") +
                         op_name(m_ops[i].type) + " #" + ucs::to_string(i) +
