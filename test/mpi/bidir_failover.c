@@ -36,8 +36,10 @@
  * MPI_Compare_and_swap that moves the origin's own chain word there from
  * k to k+1 (k: the origin's earlier swaps on that target, so each must
  * succeed: a swap executed twice, or its result replayed, returns k+1);
- * after the flush an MPI_Get reads the slot back. At the end every target
- * checks its sum and chain words against what was aimed at it.
+ * after the flush an MPI_Get reads the slot back. Every iteration, after
+ * the allreduce, each target checks its sum against the accumulates aimed
+ * at it so far (a wrong sum names its iteration); at the end it checks its
+ * sum and chain words against everything aimed at it.
  */
 #include <mpi.h>
 #include "softib_link.h"
