@@ -879,7 +879,7 @@ ucs_status_t uct_rc_varuna_ep_flush(uct_ep_h tl_ep, unsigned flags,
     ucs_status_t status;
 
     if (ep->tx.done_sn == ep->tx.sn) {
-        if (ucs_unlikely(uct_rc_varuna_ep_fo_fencing(ep) &&
+        if (ucs_unlikely(!cancel && uct_rc_varuna_ep_fo_fencing(ep) &&
                          !ucs_arbiter_group_is_empty(&ep->super.arb_group))) {
             /* nothing in flight, but the failover holds back what the
              * caller posted meanwhile (no send credits: it went to the
@@ -887,7 +887,9 @@ ucs_status_t uct_rc_varuna_ep_flush(uct_ep_h tl_ep, unsigned flags,
              * behind it (uct_rc_varuna_ep_pending_add takes it). Said
              * done, a GET queued before the flush would be read by the
              * caller before its data came (MPI_Get, the accumulates of
-             * osc ucx, through a link failure). */
+             * osc ucx, through a link failure). A cancelling flush does
+             * not wait (rc/base ignores flow control for it too): the
+             * caller gives the endpoint up and purges what is pending. */
             return UCS_ERR_NO_RESOURCE;
         }
         UCT_TL_EP_STAT_FLUSH(&ep->super.super);

@@ -272,6 +272,14 @@ protected:
         return ucs_derived_of(e->ep(0), uct_rc_varuna_ep_t);
     }
 
+    /* A failover of the endpoint is between detection and promotion: new
+     * operations wait (the transport's uct_rc_varuna_ep_fo_fencing) */
+    static bool fencing(entity *e)
+    {
+        return (vep(e)->fo.state >= UCT_RC_VARUNA_FO_DRAIN) &&
+               (vep(e)->fo.state <= UCT_RC_VARUNA_FO_RESEND);
+    }
+
     static uct_rc_varuna_iface_t *viface(entity *e)
     {
         return ucs_derived_of(e->iface(), uct_rc_varuna_iface_t);

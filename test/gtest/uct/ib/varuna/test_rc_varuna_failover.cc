@@ -693,9 +693,7 @@ UCS_TEST_P(test_rc_varuna_failover, flush_waits_behind_held_back_ops)
     }
     ASSERT_EQ(1u, viface(m_s)->fo.failovers);
     /* the failover needs the peer's answer, which only our progress reads */
-    ASSERT_TRUE((vep(m_s)->fo.state >= UCT_RC_VARUNA_FO_DRAIN) &&
-                (vep(m_s)->fo.state <= UCT_RC_VARUNA_FO_RESEND))
-            << "failover state " << (int)vep(m_s)->fo.state;
+    ASSERT_TRUE(fencing(m_s)) << "failover state " << (int)vep(m_s)->fo.state;
     ASSERT_EQ(vep(m_s)->tx.done_sn, vep(m_s)->tx.sn) << "not idle";
 
     ASSERT_EQ(UCS_ERR_NO_RESOURCE, post_op(0)) << "the fence let a GET by";
@@ -728,6 +726,55 @@ UCS_TEST_P(test_rc_varuna_failover, flush_waits_behind_held_back_ops)
     }
     fail_on_problems("flush_waits_behind_held_back_ops");
     EXPECT_EQ(1, m_ops[0].calls);
+}
+
+/*
+ * The same held-back GET, but the caller gives the endpoint up: a cancelling
+ * flush does not wait behind it (as rc/base's ignores flow control), the
+ * caller purges the pending queue and gets the GET back, and the GET is
+ * never posted.
+ */
+static void count_purged(uct_pending_req_t *req, void *arg)
+{
+    ++*static_cast<unsigned*>(arg);
+}
+
+UCS_TEST_P(test_rc_varuna_failover, cancel_flush_skips_held_back_ops)
+{
+    ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(20);
+    held_back get;
+    unsigned purged = 0;
+    uint64_t sn;
+
+    setup_pair(1);
+    plan(GET_BCOPY, 1);
+    take_down(REQ_PORT_DOWN);
+    while ((viface(m_s)->fo.failovers == 0) && (ucs_get_time() < deadline)) {
+        progress();
+    }
+    ASSERT_EQ(1u, viface(m_s)->fo.failovers);
+    ASSERT_TRUE(fencing(m_s)) << "failover state " << (int)vep(m_s)->fo.state;
+    ASSERT_EQ(vep(m_s)->tx.done_sn, vep(m_s)->tx.sn) << "not idle";
+
+    ASSERT_EQ(UCS_ERR_NO_RESOURCE, post_op(0)) << "the fence let a GET by";
+    get.test     = this;
+    get.req.func = post_held_get;
+    ASSERT_UCS_OK(uct_ep_pending_add(m_s->ep(0), &get.req, 0));
+    sn = vep(m_s)->tx.sn;
+
+    EXPECT_EQ(UCS_OK, uct_ep_flush(m_s->ep(0), UCT_FLUSH_FLAG_CANCEL, NULL))
+            << "the cancelling flush waited for the GET held back";
+    uct_ep_pending_purge(m_s->ep(0), count_purged, &purged);
+    EXPECT_EQ(1u, purged) << "the GET did not come back from the purge";
+
+    /* the failover ends; nothing is posted for the purged GET */
+    while (fencing(m_s) && (ucs_get_time() < deadline)) {
+        progress();
+    }
+    short_progress_loop();
+    EXPECT_EQ(sn, vep(m_s)->tx.sn) << "an operation was posted after the purge";
+    EXPECT_EQ(0, m_ops[0].calls) << "the purged GET completed";
+    fail_on_problems("cancel_flush_skips_held_back_ops");
 }
 
 /*
