@@ -22,12 +22,14 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 build=${RC_VARUNA_UCX_ASAN_BUILD:-$root/build/ucx/build-asan}
 
-[[ -x $build/test/gtest/gtest ]] || {
-    echo "$build/test/gtest/gtest is missing: run 'contrib/ucx-build asan'"
+[[ -x $build/test/gtest/gtest-own ]] || {
+    echo "$build/test/gtest/gtest-own is missing: run 'contrib/ucx-build asan'"
     exit 77
 }
 
 export RC_VARUNA_UCX_BUILD=$build
+# a gtest binary with our cases only (test/gtest/own-gtest.mk)
+export RC_VARUNA_GTEST_BINARY=gtest-own
 # UCX's memory hooks patch malloc and mmap, which ASan owns: UCX's own
 # tests run with them off under sanitizers. halt_on_error: the first
 # report fails the run; the leak check at exit does too.

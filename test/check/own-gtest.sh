@@ -16,7 +16,8 @@
 # GTEST_FILTER (default "*test_rc_varuna*"), GTEST_TIMEOUT (default 1500 s),
 # RC_VARUNA_TRIALS / RC_VARUNA_SEED (the randomized trials, see README),
 # RC_VARUNA_GTEST_WRAPPER (a command the binary runs under, e.g. valgrind:
-# see own-gtest-valgrind.sh).
+# see own-gtest-valgrind.sh), RC_VARUNA_GTEST_BINARY (the binary in the build
+# tree's test/gtest, default gtest; own-gtest-asan.sh runs gtest-own).
 #
 
 set -uo pipefail
@@ -32,7 +33,7 @@ esac
 
 build=${RC_VARUNA_UCX_BUILD:-$root/build/ucx/build}
 prefix=${RC_VARUNA_PREFIX:-$root/build/prefix}
-gtest=$build/test/gtest/gtest
+gtest=$build/test/gtest/${RC_VARUNA_GTEST_BINARY:-gtest}
 softib=$prefix/bin/softib
 [[ -x $gtest ]] || { echo "$gtest is missing: build first" >&2; exit 1; }
 [[ -x $softib ]] || { echo "$softib is missing: build first" >&2; exit 1; }
