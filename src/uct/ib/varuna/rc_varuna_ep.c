@@ -380,6 +380,20 @@ ucs_status_t uct_rc_varuna_ep_pending_add(uct_ep_h tl_ep,
  * Operations
  * ------------------------------------------------------------------------ */
 
+/* A put spends a pending fence without IBV_SEND_FENCE, as rc_verbs' puts do
+ * on a device without an atomic key (uct_rc_ep_fence_put: UCX's weak fence).
+ * Left pending, the fence went to the next READ or atomic, which rc_verbs
+ * posts without it; and on Linux rxe (6.1) a fenced READ or atomic that
+ * meets a retransmission timeout stops its QP for good (README, rxe
+ * differences), so Open MPI programs with MPI_Win_sync stalled over
+ * rc_varuna and not over rc_verbs. */
+static UCS_F_ALWAYS_INLINE void
+uct_rc_varuna_ep_fence_put(uct_rc_varuna_iface_t *iface,
+                           uct_rc_varuna_ep_t *ep)
+{
+    (void)uct_rc_ep_fm(&iface->super, &ep->fi, 0);
+}
+
 ucs_status_t uct_rc_varuna_ep_put_short(uct_ep_h tl_ep, const void *buffer,
                                         unsigned length, uint64_t remote_addr,
                                         uct_rkey_t rkey)
@@ -396,6 +410,7 @@ ucs_status_t uct_rc_varuna_ep_put_short(uct_ep_h tl_ep, const void *buffer,
         return status;
     }
 
+    uct_rc_varuna_ep_fence_put(iface, ep);
     op              = uct_rc_varuna_ep_op_start(ep, UCT_RC_VARUNA_OP_PUT_SHORT,
                                                 IBV_WR_RDMA_WRITE);
     op->send_flags  = IBV_SEND_INLINE;
@@ -436,6 +451,7 @@ ssize_t uct_rc_varuna_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
         return 0;
     }
 
+    uct_rc_varuna_ep_fence_put(iface, ep);
     op              = uct_rc_varuna_ep_op_start(ep, UCT_RC_VARUNA_OP_PUT_BCOPY,
                                                 IBV_WR_RDMA_WRITE);
     op->desc        = desc;
@@ -478,6 +494,8 @@ uct_rc_varuna_ep_rdma_zcopy(uct_rc_varuna_iface_t *iface,
     op->comp        = comp;
     if (ib_opcode == IBV_WR_RDMA_READ) {
         op->send_flags |= uct_rc_ep_fm(&iface->super, &ep->fi, IBV_SEND_FENCE);
+    } else {
+        uct_rc_varuna_ep_fence_put(iface, ep);
     }
 
     *length_p = length;
