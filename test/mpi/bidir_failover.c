@@ -451,11 +451,11 @@ int main(int argc, char **argv)
             }
         }
         /* a plain load, not MPI_Win_sync: osc ucx makes that a UCP worker
-         * fence, which puts IBV_SEND_FENCE on the next READ or atomic, and
-         * on the real stack (Linux 6.1 rxe) a QP then stopped sending for
-         * good in every run, before the fault (README, rxe differences).
-         * The allreduce above ordered the origins' flushed accumulates
-         * before this read */
+         * fence, which can put IBV_SEND_FENCE on a READ or atomic, and on
+         * the real stack (Linux 6.1 rxe) a retransmission meeting one
+         * stops the QP for good (README, rxe differences); the test is
+         * about the failover. The allreduce above ordered the origins'
+         * flushed accumulates before this read */
         sum_now = __atomic_load_n(&base[WIN_SUM], __ATOMIC_ACQUIRE);
         if ((sum_now != sum_now_expected) && (bad_sum_it < 0)) {
             bad_sum_it = it;
