@@ -82,7 +82,14 @@ struct sib_context {
     struct sib_port_cache  port[SIB_MAX_PORTS];
     struct sib_list        link;     /* in eng->contexts */
 
-    /* engine lock */
+    /* Taken inside the engine lock by whoever changes qp_table, and alone
+     * by ibv_get_async_event: UCX's async thread reads a QP's event
+     * (LAST_WQE_REACHED, raised by every failover's fence) without waiting
+     * for the engine, and, preempted on a busy machine, without keeping a
+     * post or a poll waiting for it (sib_async_qp) */
+    pthread_mutex_t        qp_table_lock;
+
+    /* engine lock (qp_table: and qp_table_lock to change it) */
     struct sib_qp         *qp_table[SIB_QPS_PER_SLOT];
     unsigned               qp_next;
     struct sib_mr        **mr_table;

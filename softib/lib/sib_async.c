@@ -51,7 +51,7 @@ static struct sib_qp *sib_async_qp(struct sib_context *ctx,
 {
     struct sib_qp *qp;
 
-    sib_engine_lock(ctx->eng);
+    pthread_mutex_lock(&ctx->qp_table_lock);
     qp = ctx->qp_table[rec->qpn & (SIB_QPS_PER_SLOT - 1)];
     if ((qp != (struct sib_qp*)(uintptr_t)rec->element) || (qp == NULL) ||
         (sib_qp_ib(qp)->qp_num != rec->qpn)) {
@@ -59,7 +59,7 @@ static struct sib_qp *sib_async_qp(struct sib_context *ctx,
     } else {
         qp->events_reported++;
     }
-    sib_engine_unlock(ctx->eng);
+    pthread_mutex_unlock(&ctx->qp_table_lock);
     return qp;
 }
 

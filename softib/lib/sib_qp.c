@@ -149,10 +149,12 @@ int sib_qp_register(struct sib_context *ctx, struct sib_qp *qp)
     for (i = 0; i < SIB_QPS_PER_SLOT; i++) {
         idx = (ctx->qp_next + i) % SIB_QPS_PER_SLOT;
         if (ctx->qp_table[idx] == NULL) {
-            ctx->qp_table[idx] = qp;
-            ctx->qp_next       = idx + 1;
+            pthread_mutex_lock(&ctx->qp_table_lock);
             qp->ibqpx.qp_base.qp_num = (ctx->slot << SIB_QPN_SLOT_SHIFT) |
                                        idx;
+            ctx->qp_table[idx] = qp;
+            pthread_mutex_unlock(&ctx->qp_table_lock);
+            ctx->qp_next       = idx + 1;
             return 0;
         }
     }

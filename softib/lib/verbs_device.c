@@ -357,6 +357,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
         return NULL;
     }
     ctx->dev = dev;
+    pthread_mutex_init(&ctx->qp_table_lock, NULL);
 
     ret = sib_engine_get(&ctx->eng);
     if (ret < 0) {
@@ -401,6 +402,7 @@ err_close_pipe:
 err_put_engine:
     sib_engine_put(ctx->eng);
 err_free:
+    pthread_mutex_destroy(&ctx->qp_table_lock);
     free(ctx);
     errno = -ret;
     return NULL;
@@ -419,6 +421,7 @@ int ibv_close_device(struct ibv_context *context)
     close(context->async_fd);
     close(ctx->async_wr_fd);
     pthread_mutex_destroy(&context->mutex);
+    pthread_mutex_destroy(&ctx->qp_table_lock);
     free(ctx->mr_table);
     free(ctx);
     sib_engine_put(eng);

@@ -233,9 +233,11 @@ int ibv_destroy_qp(struct ibv_qp *ibqp)
 
     sib_engine_lock(ctx->eng);
     sib_engine_unschedule(qp);
+    pthread_mutex_lock(&ctx->qp_table_lock);
     ctx->qp_table[ibqp->qp_num & (SIB_QPS_PER_SLOT - 1)] = NULL;
     /* no event of this QP is reported from now on (see sib_async_qp) */
     reported = qp->events_reported;
+    pthread_mutex_unlock(&ctx->qp_table_lock);
     sib_engine_unlock(ctx->eng);
 
     /* like libibverbs over uverbs: the events handed out must be
