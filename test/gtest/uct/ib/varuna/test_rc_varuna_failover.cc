@@ -31,6 +31,7 @@ protected:
     /* pending requests of flush_waits_behind_held_back_ops */
     static ucs_status_t post_held_get(uct_pending_req_t *req);
     static ucs_status_t post_held_flush(uct_pending_req_t *req);
+    void hold_back_get(struct held_back *get, ucs_time_t deadline);
 
     /* One trial: a window of operations of a type, a fault after packet k,
      * operations after it, and all the checks. */
@@ -665,6 +666,28 @@ ucs_status_t test_rc_varuna_failover::post_held_get(uct_pending_req_t *req)
     return UCS_OK;
 }
 
+/* An idle endpoint whose lane just failed, the failover waiting for the
+ * peer's answer (which only our progress reads): a GET posted now is held
+ * back, and goes to the pending queue as get */
+void test_rc_varuna_failover::hold_back_get(held_back *get,
+                                            ucs_time_t deadline)
+{
+    setup_pair(1);
+    plan(GET_BCOPY, 1);
+    take_down(REQ_PORT_DOWN);
+    while ((viface(m_s)->fo.failovers == 0) && (ucs_get_time() < deadline)) {
+        progress();
+    }
+    ASSERT_EQ(1u, viface(m_s)->fo.failovers);
+    ASSERT_TRUE(fencing(m_s)) << "failover state " << (int)vep(m_s)->fo.state;
+    ASSERT_EQ(vep(m_s)->tx.done_sn, vep(m_s)->tx.sn) << "not idle";
+
+    ASSERT_EQ(UCS_ERR_NO_RESOURCE, post_op(0)) << "the fence let a GET by";
+    get->test     = this;
+    get->req.func = post_held_get;
+    ASSERT_UCS_OK(uct_ep_pending_add(m_s->ep(0), &get->req, 0));
+}
+
 ucs_status_t test_rc_varuna_failover::post_held_flush(uct_pending_req_t *req)
 {
     held_back *h = ucs_container_of(req, held_back, req);
@@ -685,21 +708,7 @@ UCS_TEST_P(test_rc_varuna_failover, flush_waits_behind_held_back_ops)
     held_back get, flush;
     ucs_status_t status;
 
-    setup_pair(1);
-    plan(GET_BCOPY, 1);
-    take_down(REQ_PORT_DOWN);
-    while ((viface(m_s)->fo.failovers == 0) && (ucs_get_time() < deadline)) {
-        progress();
-    }
-    ASSERT_EQ(1u, viface(m_s)->fo.failovers);
-    /* the failover needs the peer's answer, which only our progress reads */
-    ASSERT_TRUE(fencing(m_s)) << "failover state " << (int)vep(m_s)->fo.state;
-    ASSERT_EQ(vep(m_s)->tx.done_sn, vep(m_s)->tx.sn) << "not idle";
-
-    ASSERT_EQ(UCS_ERR_NO_RESOURCE, post_op(0)) << "the fence let a GET by";
-    get.test     = this;
-    get.req.func = post_held_get;
-    ASSERT_UCS_OK(uct_ep_pending_add(m_s->ep(0), &get.req, 0));
+    ASSERT_NO_FATAL_FAILURE(hold_back_get(&get, deadline));
 
     flush.test          = this;
     flush.req.func      = post_held_flush;
@@ -746,20 +755,7 @@ UCS_TEST_P(test_rc_varuna_failover, cancel_flush_skips_held_back_ops)
     unsigned purged = 0;
     uint64_t sn;
 
-    setup_pair(1);
-    plan(GET_BCOPY, 1);
-    take_down(REQ_PORT_DOWN);
-    while ((viface(m_s)->fo.failovers == 0) && (ucs_get_time() < deadline)) {
-        progress();
-    }
-    ASSERT_EQ(1u, viface(m_s)->fo.failovers);
-    ASSERT_TRUE(fencing(m_s)) << "failover state " << (int)vep(m_s)->fo.state;
-    ASSERT_EQ(vep(m_s)->tx.done_sn, vep(m_s)->tx.sn) << "not idle";
-
-    ASSERT_EQ(UCS_ERR_NO_RESOURCE, post_op(0)) << "the fence let a GET by";
-    get.test     = this;
-    get.req.func = post_held_get;
-    ASSERT_UCS_OK(uct_ep_pending_add(m_s->ep(0), &get.req, 0));
+    ASSERT_NO_FATAL_FAILURE(hold_back_get(&get, deadline));
     sn = vep(m_s)->tx.sn;
 
     EXPECT_EQ(UCS_OK, uct_ep_flush(m_s->ep(0), UCT_FLUSH_FLAG_CANCEL, NULL))
