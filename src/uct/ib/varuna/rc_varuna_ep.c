@@ -167,6 +167,22 @@ void uct_rc_varuna_ep_purge(uct_rc_varuna_ep_t *ep, ucs_status_t status)
  * here. Without a standby the endpoint fails through UCX's error path,
  * like rc_verbs.
  */
+/* A completion error the caller caused (a key or an address the target
+ * does not have, a request the responder cannot take): another path meets
+ * it again, so it ends the endpoint as on rc_verbs, not in a failover */
+static int uct_rc_varuna_wc_status_is_callers(enum ibv_wc_status status)
+{
+    switch (status) {
+    case IBV_WC_REM_ACCESS_ERR:
+    case IBV_WC_REM_INV_REQ_ERR:
+    case IBV_WC_LOC_PROT_ERR:
+    case IBV_WC_LOC_LEN_ERR:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 void uct_rc_varuna_ep_handle_failure(uct_rc_varuna_ep_t *ep, unsigned lane,
                                      struct ibv_wc *wc, ucs_status_t ep_status)
 {
@@ -175,7 +191,8 @@ void uct_rc_varuna_ep_handle_failure(uct_rc_varuna_ep_t *ep, unsigned lane,
     int first;
 
     if ((ep->fo.state == UCT_RC_VARUNA_FO_IDLE) && (lane == ep->active) &&
-        !(ep->super.flags & UCT_RC_EP_FLAG_FLUSH_CANCEL)) {
+        !(ep->super.flags & UCT_RC_EP_FLAG_FLUSH_CANCEL) &&
+        !uct_rc_varuna_wc_status_is_callers(wc->status)) {
         uct_rc_varuna_ep_failover(ep, lane,
                                   (wc->status == IBV_WC_RETRY_EXC_ERR) ?
                                   UCT_RC_VARUNA_CAUSE_RETRY_EXC :
@@ -186,6 +203,11 @@ void uct_rc_varuna_ep_handle_failure(uct_rc_varuna_ep_t *ep, unsigned lane,
                      lane, ibv_wc_status_str(wc->status), wc->qp_num,
                      wc->wr_id, wc->vendor_err);
         }
+    } else if ((ep->fo.state == UCT_RC_VARUNA_FO_IDLE) &&
+               uct_rc_varuna_wc_status_is_callers(wc->status)) {
+        ucs_diag("rc_varuna: ep %p lane %u: %s [qpn 0x%x wrid 0x%" PRIx64
+                 "]: the operation's own error, no failover", ep, lane,
+                 ibv_wc_status_str(wc->status), wc->qp_num, wc->wr_id);
     }
 
     if (uct_rc_varuna_ep_fo_fencing(ep) &&

@@ -329,6 +329,7 @@ protected:
 
         /* atomically: the receiver may run in a thread of its own */
         ucs_atomic_add32(&self->m_ep_errors, 1);
+        self->m_ep_error_status = status; /* the last one reported */
         /* UCS_INPROGRESS: the test takes the endpoint's operations in
          * flight over (uct_ep_outstanding_purge) */
         return self->m_err_take_over ? UCS_INPROGRESS : UCS_OK;
@@ -468,6 +469,7 @@ protected:
                                  this, 0);
 
         m_ep_errors     = 0;
+        m_ep_error_status = UCS_OK;
         m_cq_avail[0]   = viface(m_s)->super.tx.cq_available;
         m_cq_avail[1]   = viface(m_r)->super.tx.cq_available;
         m_qp_created[0] = viface(m_s)->fo.qp_created;
@@ -1573,6 +1575,7 @@ protected:
     std::vector<std::string>        m_problems;
     outcome                         m_found;
     uint32_t                        m_ep_errors;
+    volatile ucs_status_t           m_ep_error_status;
     bool                            m_err_take_over;
     unsigned long                   m_qp_created[2], m_qp_conn[2];
     int64_t                         m_sib_qp_created, m_sib_qp_connected;

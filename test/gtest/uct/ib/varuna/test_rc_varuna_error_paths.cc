@@ -392,6 +392,37 @@ UCS_TEST_P(test_rc_varuna_error_paths, op_post_refused_no_standby)
 }
 
 /*
+ * A caller's error: a put with keys the target does not have. The
+ * responder refuses it (remote access), and a failover would meet the same
+ * refusal on the standby: the endpoint fails once, with rc_verbs' status
+ * for it, and makes no failover. Before, it failed over, the replay was
+ * refused too, and the endpoint ended reporting a timeout.
+ */
+UCS_TEST_P(test_rc_varuna_error_paths, remote_access_error_no_failover)
+{
+    ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(20);
+    uint64_t value      = 1;
+    uct_rkey_t bad_rkey;
+
+    setup_pair(1);
+    plan(PUT_SHORT, 1);
+    /* both devices' keys (the low and high halves) changed */
+    bad_rkey = m_dst->rkey() ^ 0x00ffff0000ffff00ull;
+    ASSERT_UCS_OK(uct_ep_put_short(m_s->ep(0), &value, sizeof(value),
+                                   remote(dst_slot(0)), bad_rkey));
+    while ((m_ep_errors == 0) && (ucs_get_time() < deadline)) {
+        progress();
+    }
+    ASSERT_EQ(1u, m_ep_errors) << "no endpoint error reported";
+    short_progress_loop(20);
+    EXPECT_EQ(1u, m_ep_errors);
+    EXPECT_EQ(UCS_ERR_CONNECTION_RESET, m_ep_error_status)
+            << ucs_status_string(m_ep_error_status);
+    EXPECT_EQ(0u, viface(m_s)->fo.failovers) << "failed over a caller's error";
+    EXPECT_EQ(UCT_RC_VARUNA_FO_DEAD, vep(m_s)->fo.state);
+}
+
+/*
  * The endpoint's standby QP cannot be created. The constructor used to
  * leave its primary QP in the interface's QP table and the freed endpoint
  * on the interface's endpoint list, which the periodic scans walk. Now the
