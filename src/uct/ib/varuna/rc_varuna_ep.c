@@ -155,18 +155,6 @@ void uct_rc_varuna_ep_purge(uct_rc_varuna_ep_t *ep, ucs_status_t status)
     uct_rc_iface_update_reads(&iface->super);
 }
 
-/*
- * An error completion on a lane. The first one on a lane carries the cause;
- * every WR posted after the failed one comes back as a flush. Each error
- * CQE gives back one work request and one CQ credit. What completed before
- * the failed request completed silently (RC completes in order), so it
- * completes now with success and gives its credits back.
- *
- * An error on the active lane starts a failover to the standby
- * (rc_varuna_failover.c) when there is one; the lane is then drained
- * here. Without a standby the endpoint fails through UCX's error path,
- * like rc_verbs.
- */
 /* A completion error the caller caused (a key or an address the target
  * does not have, a request the responder cannot take): another path meets
  * it again, so it ends the endpoint as on rc_verbs, not in a failover */
@@ -183,16 +171,29 @@ static int uct_rc_varuna_wc_status_is_callers(enum ibv_wc_status status)
     }
 }
 
+/*
+ * An error completion on a lane. The first one on a lane carries the cause;
+ * every WR posted after the failed one comes back as a flush. Each error
+ * CQE gives back one work request and one CQ credit. What completed before
+ * the failed request completed silently (RC completes in order), so it
+ * completes now with success and gives its credits back.
+ *
+ * An error on the active lane starts a failover to the standby
+ * (rc_varuna_failover.c) when there is one; the lane is then drained
+ * here. Without a standby, or for the caller's own error, the endpoint
+ * fails through UCX's error path, like rc_verbs.
+ */
 void uct_rc_varuna_ep_handle_failure(uct_rc_varuna_ep_t *ep, unsigned lane,
                                      struct ibv_wc *wc, ucs_status_t ep_status)
 {
     uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
     uint64_t sn                  = wc->wr_id & UCT_RC_VARUNA_WRID_SN_MASK;
+    int callers                  = uct_rc_varuna_wc_status_is_callers(
+                                           wc->status);
     int first;
 
     if ((ep->fo.state == UCT_RC_VARUNA_FO_IDLE) && (lane == ep->active) &&
-        !(ep->super.flags & UCT_RC_EP_FLAG_FLUSH_CANCEL) &&
-        !uct_rc_varuna_wc_status_is_callers(wc->status)) {
+        !(ep->super.flags & UCT_RC_EP_FLAG_FLUSH_CANCEL) && !callers) {
         uct_rc_varuna_ep_failover(ep, lane,
                                   (wc->status == IBV_WC_RETRY_EXC_ERR) ?
                                   UCT_RC_VARUNA_CAUSE_RETRY_EXC :
@@ -203,8 +204,7 @@ void uct_rc_varuna_ep_handle_failure(uct_rc_varuna_ep_t *ep, unsigned lane,
                      lane, ibv_wc_status_str(wc->status), wc->qp_num,
                      wc->wr_id, wc->vendor_err);
         }
-    } else if ((ep->fo.state == UCT_RC_VARUNA_FO_IDLE) &&
-               uct_rc_varuna_wc_status_is_callers(wc->status)) {
+    } else if ((ep->fo.state == UCT_RC_VARUNA_FO_IDLE) && callers) {
         ucs_diag("rc_varuna: ep %p lane %u: %s [qpn 0x%x wrid 0x%" PRIx64
                  "]: the operation's own error, no failover", ep, lane,
                  ibv_wc_status_str(wc->status), wc->qp_num, wc->wr_id);
