@@ -87,6 +87,7 @@ struct sib_engine {
     uint64_t             last_pass_ns;   /* when the last pass ended */
     int                  tx_scheduled;   /* tx_list is not empty */
     int                  lock_waiters;   /* threads in sib_engine_lock() */
+    uint64_t             lock_spin_ns;   /* spin before sleeping on it */
     int                  thread_light;   /* waiting on wake_fd only */
     uint64_t             thread_deadline_ns;
 
