@@ -726,6 +726,8 @@ typedef struct uct_rc_varuna_ep {
     struct {
         uint8_t             owner;            /* uct_rc_varuna_owner_t */
         int8_t              status;           /* of the failure */
+        uint8_t             callers;          /* the caller's own error
+                                                 ended it, not the lanes */
     } dead;
 } uct_rc_varuna_ep_t;
 

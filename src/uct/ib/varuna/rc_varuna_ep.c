@@ -205,6 +205,7 @@ void uct_rc_varuna_ep_handle_failure(uct_rc_varuna_ep_t *ep, unsigned lane,
                      wc->wr_id, wc->vendor_err);
         }
     } else if ((ep->fo.state == UCT_RC_VARUNA_FO_IDLE) && callers) {
+        ep->dead.callers = 1;
         ucs_diag("rc_varuna: ep %p lane %u: %s [qpn 0x%x wrid 0x%" PRIx64
                  "]: the operation's own error, no failover", ep, lane,
                  ibv_wc_status_str(wc->status), wc->qp_num, wc->wr_id);
@@ -336,10 +337,16 @@ void uct_rc_varuna_ep_fail(uct_rc_varuna_ep_t *ep, ucs_status_t ep_status)
     uct_rc_varuna_ep_dead_complete(ep);
     log_lvl = uct_base_iface_failure_log_level(&iface->super.super.super,
                                                status, ep_status);
-    ucs_log(log_lvl, "rc_varuna: ep %p: %s, no path left to the peer "
-            "(qpn 0x%x%s)", ep, ucs_status_string(ep_status),
-            ep->lane[0].qp ? ep->lane[0].qp->qp_num : 0,
-            uct_rc_varuna_ep_has_standby(ep) ? "" : ", no standby");
+    if (ep->dead.callers) {
+        ucs_log(log_lvl, "rc_varuna: ep %p: %s, an operation's own error "
+                "(qpn 0x%x)", ep, ucs_status_string(ep_status),
+                ep->lane[ep->active].qp ? ep->lane[ep->active].qp->qp_num : 0);
+    } else {
+        ucs_log(log_lvl, "rc_varuna: ep %p: %s, no path left to the peer "
+                "(qpn 0x%x%s)", ep, ucs_status_string(ep_status),
+                ep->lane[0].qp ? ep->lane[0].qp->qp_num : 0,
+                uct_rc_varuna_ep_has_standby(ep) ? "" : ", no standby");
+    }
 }
 
 static unsigned uct_rc_varuna_ep_fail_progress(void *arg)
@@ -1264,6 +1271,7 @@ UCS_CLASS_INIT_FUNC(uct_rc_varuna_ep_t, const uct_ep_params_t *params)
     self->log           = NULL;
     self->dead.owner    = UCT_RC_VARUNA_OWNER_TRANSPORT;
     self->dead.status   = UCS_OK;
+    self->dead.callers  = 0;
     self->active        = UCT_RC_VARUNA_SIDE_PRIMARY;
     self->rx.am_seq     = 0;
     ucs_list_head_init(&self->rx.held);

@@ -420,6 +420,8 @@ UCS_TEST_P(test_rc_varuna_error_paths, remote_access_error_no_failover)
             << ucs_status_string(m_ep_error_status);
     EXPECT_EQ(0u, viface(m_s)->fo.failovers) << "failed over a caller's error";
     EXPECT_EQ(UCT_RC_VARUNA_FO_DEAD, vep(m_s)->fo.state);
+    /* its last log line names the operation's error, not lost lanes */
+    EXPECT_TRUE(vep(m_s)->dead.callers);
 }
 
 /*
