@@ -29,6 +29,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#if defined(__has_include)
+#  if __has_include(<valgrind/valgrind.h>)
+#    include <valgrind/valgrind.h>
+#    define SIB_ON_VALGRIND() RUNNING_ON_VALGRIND
+#  endif
+#endif
+#ifndef SIB_ON_VALGRIND
+#  define SIB_ON_VALGRIND() 0
+#endif
+
 
 /* How long after the application's last poll_cq the thread keeps off the
  * sockets. Longer saves wake-ups; shorter hands over faster when the
@@ -512,8 +522,8 @@ static void sib_engine_destroy(struct sib_engine *eng)
 }
 
 /* SOFTIB_LOCK_SPIN_US: how long a verb spins for the engine lock before
- * it sleeps on it; 0 on a single CPU, where the holder cannot run
- * meanwhile */
+ * it sleeps on it; 0 where the holder cannot run meanwhile: on a single
+ * CPU, and under valgrind, which runs one thread at a time */
 static uint64_t sib_engine_lock_spin_ns(void)
 {
     const char *env = getenv("SOFTIB_LOCK_SPIN_US");
@@ -521,7 +531,8 @@ static uint64_t sib_engine_lock_spin_ns(void)
     if (env != NULL) {
         return strtoull(env, NULL, 10) * 1000ull;
     }
-    return (sysconf(_SC_NPROCESSORS_ONLN) > 1) ? SIB_LOCK_SPIN_NS : 0;
+    return ((sysconf(_SC_NPROCESSORS_ONLN) > 1) && !SIB_ON_VALGRIND()) ?
+           SIB_LOCK_SPIN_NS : 0;
 }
 
 static int sib_engine_create(struct sib_engine **eng_p)
