@@ -40,6 +40,9 @@ export UCX_HANDLE_ERRORS=none
 # of the tests do not expect. Port failures are still detected by PORT_ERR.
 export UCX_RC_VARUNA_TIMEOUT=${UCX_RC_VARUNA_TIMEOUT:-100ms}
 export UCX_RC_VARUNA_WATCHDOG=${UCX_RC_VARUNA_WATCHDOG:-3s}
+# the cases that set their own RC timeout and watchdog (the quiet lane
+# ones) scale them, and what they wait, by this
+export RC_VARUNA_TIME_SCALE=${RC_VARUNA_TIME_SCALE:-20}
 # valgrind's memcheck, the way UCX's own "make test_valgrind" runs it.
 # --fair-sched=try as there: valgrind runs one thread at a time, and with
 # its default lock a thread that never blocks (the test's progress loop)

@@ -16,9 +16,10 @@
 class test_rc_varuna_error_paths : public test_rc_varuna_fo_base {
 protected:
     enum {
-        WINDOW  = 6,
-        AFTER   = 4,
-        NUM_OPS = WINDOW + AFTER
+        WINDOW      = 6,
+        AFTER       = 4,
+        NUM_OPS     = WINDOW + AFTER,
+        WATCHDOG_MS = 40  /* the quiet-lane cases' watchdog interval */
     };
 
     /* Make a verb of a side's device fail (on one QP, or any with qpn 0)
@@ -158,16 +159,33 @@ protected:
         return !uct_rc_varuna_ep_has_standby(vep(m_s));
     }
 
+    /* The quiet-lane cases' times, in ms, scaled by RC_VARUNA_TIME_SCALE
+     * (own-gtest-valgrind.sh sets 20: valgrind runs the programs and softib
+     * 20 to 50 times slower, and RC's retries and the watchdog must keep
+     * their proportions to what the test waits), else by UCX's test time
+     * multiplier */
+    static double quiet_ms(double ms)
+    {
+        const char *scale = getenv("RC_VARUNA_TIME_SCALE");
+
+        return ms * (((scale != NULL) && (atof(scale) > 0)) ?
+                     atof(scale) : ucs::test_time_multiplier());
+    }
+
     /* A pair whose sender has no standby (its port is down) and whose
      * requests on the primary are all dropped from now on, RC's retries
-     * rc_timeout apart, 7 of them. Returns the drop rule. */
-    uint32_t quiet_lane_without_standby_setup(const char *rc_timeout,
+     * rc_timeout_ms apart, 7 of them, the watchdog every 40 ms (both
+     * scaled, see quiet_ms()). Returns the drop rule. */
+    uint32_t quiet_lane_without_standby_setup(double rc_timeout_ms,
                                               ucs_time_t deadline)
     {
         struct softib_rule drop;
         port p0;
 
-        modify_config("RC_TIMEOUT", rc_timeout);
+        modify_config("RC_TIMEOUT",
+                      ucs::to_string(quiet_ms(rc_timeout_ms)) + "ms");
+        modify_config("WATCHDOG",
+                      ucs::to_string(quiet_ms(WATCHDOG_MS)) + "ms");
         modify_config("RC_RETRY_COUNT", "7");
         setup_pair(NUM_OPS);
         plan(MIXED, NUM_OPS);
@@ -561,17 +579,17 @@ UCS_TEST_P(test_rc_varuna_error_paths, done_lost_then_failover)
  * requests pass again everything completes exactly once, with no failover
  * and nothing sent again by rc_varuna.
  */
-UCS_TEST_P(test_rc_varuna_error_paths, quiet_lane_without_standby,
-           "WATCHDOG=40ms")
+UCS_TEST_P(test_rc_varuna_error_paths, quiet_lane_without_standby)
 {
-    ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(20);
+    ucs_time_t deadline = ucs_get_time() +
+                          ucs_time_from_msec(quiet_ms(20000));
     ucs_time_t quiet_end;
     uint32_t rule;
 
-    rule = quiet_lane_without_standby_setup("60ms", deadline);
+    rule = quiet_lane_without_standby_setup(60, deadline);
     ASSERT_FALSE(HasFailure());
     ASSERT_TRUE(post_all(0, NUM_OPS, deadline));
-    quiet_end = ucs_get_time() + ucs_time_from_msec(200);
+    quiet_end = ucs_get_time() + ucs_time_from_msec(quiet_ms(200));
     while (ucs_get_time() < quiet_end) {
         progress();
     }
@@ -595,24 +613,25 @@ UCS_TEST_P(test_rc_varuna_error_paths, quiet_lane_without_standby,
  * ends after 8 watchdog intervals, once, through UCX's error path, with
  * one probe posted, and every operation completes once.
  */
-UCS_TEST_P(test_rc_varuna_error_paths, quiet_lane_without_standby_ends,
-           "WATCHDOG=40ms")
+UCS_TEST_P(test_rc_varuna_error_paths, quiet_lane_without_standby_ends)
 {
-    ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(20);
+    ucs_time_t deadline = ucs_get_time() +
+                          ucs_time_from_msec(quiet_ms(20000));
     ucs_time_t t_posted;
-    double quiet_ms;
+    double waited_ms;
 
-    quiet_lane_without_standby_setup("1s", deadline);
+    quiet_lane_without_standby_setup(1000, deadline);
     ASSERT_FALSE(HasFailure());
     t_posted = ucs_get_time();
     ASSERT_TRUE(post_all(0, NUM_OPS, deadline));
     while ((m_ep_errors == 0) && (ucs_get_time() < deadline)) {
         progress();
     }
-    quiet_ms = ucs_time_to_msec(ucs_get_time() - t_posted);
+    waited_ms = ucs_time_to_msec(ucs_get_time() - t_posted);
     ASSERT_EQ(1u, m_ep_errors) << "no endpoint error reported";
-    EXPECT_GE(quiet_ms, 8 * 40.0) << "ended before 8 watchdog intervals";
-    EXPECT_LT(quiet_ms, 5000.0) << "left to RC's retries";
+    EXPECT_GE(waited_ms, 8 * quiet_ms(WATCHDOG_MS))
+            << "ended before 8 watchdog intervals";
+    EXPECT_LT(waited_ms, quiet_ms(5000)) << "left to RC's retries";
     EXPECT_EQ(1u, viface(m_s)->fo.stall_probes);
     short_progress_loop(20);
 
