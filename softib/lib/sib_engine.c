@@ -90,15 +90,18 @@ void sib_engine_lock(struct sib_engine *eng)
      * took 20 to 50 us on the 2-core VMs we measure on: longer than the
      * holder keeps the lock (a pass, a post and its sendmsg). While
      * another CPU runs the holder, spinning a while costs less. */
-    start = sib_now_ns();
-    for (spins = 1; eng->lock_spin_ns > 0; spins++) {
-        sib_cpu_relax();
-        if (((spins % 8) == 0) && (pthread_mutex_trylock(&eng->lock) == 0)) {
-            goto out;
-        }
-        if (((spins % 256) == 0) &&
-            ((sib_now_ns() - start) >= eng->lock_spin_ns)) {
-            break;
+    if (eng->lock_spin_ns > 0) {
+        start = sib_now_ns();
+        for (spins = 1;; spins++) {
+            sib_cpu_relax();
+            if (((spins % 8) == 0) &&
+                (pthread_mutex_trylock(&eng->lock) == 0)) {
+                goto out;
+            }
+            if (((spins % 256) == 0) &&
+                ((sib_now_ns() - start) >= eng->lock_spin_ns)) {
+                break;
+            }
         }
     }
     pthread_mutex_lock(&eng->lock);
