@@ -288,6 +288,7 @@ void uct_rc_varuna_ep_fail(uct_rc_varuna_ep_t *ep, ucs_status_t ep_status)
 {
     uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
     ucs_log_level_t log_lvl;
+    struct ibv_qp *qp;
     ucs_status_t status;
     unsigned side;
 
@@ -337,16 +338,16 @@ void uct_rc_varuna_ep_fail(uct_rc_varuna_ep_t *ep, ucs_status_t ep_status)
     uct_rc_varuna_ep_dead_complete(ep);
     log_lvl = uct_base_iface_failure_log_level(&iface->super.super.super,
                                                status, ep_status);
-    if (ep->dead.callers) {
-        ucs_log(log_lvl, "rc_varuna: ep %p: %s, an operation's own error "
-                "(qpn 0x%x)", ep, ucs_status_string(ep_status),
-                ep->lane[ep->active].qp ? ep->lane[ep->active].qp->qp_num : 0);
-    } else {
-        ucs_log(log_lvl, "rc_varuna: ep %p: %s, no path left to the peer "
-                "(qpn 0x%x%s)", ep, ucs_status_string(ep_status),
-                ep->lane[0].qp ? ep->lane[0].qp->qp_num : 0,
-                uct_rc_varuna_ep_has_standby(ep) ? "" : ", no standby");
-    }
+    /* a caller's error names the lane it failed on; lost lanes the
+     * endpoint's first QP */
+    qp = ep->lane[ep->dead.callers ? ep->active : 0].qp;
+    ucs_log(log_lvl, "rc_varuna: ep %p: %s, %s (qpn 0x%x%s)", ep,
+            ucs_status_string(ep_status),
+            ep->dead.callers ? "an operation's own error" :
+                               "no path left to the peer",
+            (qp != NULL) ? qp->qp_num : 0,
+            (ep->dead.callers || uct_rc_varuna_ep_has_standby(ep)) ?
+            "" : ", no standby");
 }
 
 static unsigned uct_rc_varuna_ep_fail_progress(void *arg)
