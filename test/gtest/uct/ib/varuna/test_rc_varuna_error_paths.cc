@@ -166,10 +166,10 @@ protected:
      * multiplier */
     static double quiet_ms(double ms)
     {
-        const char *scale = getenv("RC_VARUNA_TIME_SCALE");
+        const char *env = getenv("RC_VARUNA_TIME_SCALE");
+        double scale    = (env != NULL) ? atof(env) : 0;
 
-        return ms * (((scale != NULL) && (atof(scale) > 0)) ?
-                     atof(scale) : ucs::test_time_multiplier());
+        return ms * ((scale > 0) ? scale : ucs::test_time_multiplier());
     }
 
     /* A pair whose sender has no standby (its port is down) and whose
