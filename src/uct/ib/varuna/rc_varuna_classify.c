@@ -55,6 +55,7 @@ void uct_rc_varuna_classify(const uct_rc_varuna_cls_input_t *in,
                             uct_rc_varuna_cls_summary_t *summary)
 {
     uct_rc_varuna_cls_op_t *op;
+    bool delivered;
     size_t i;
 
     memset(summary, 0, sizeof(*summary));
@@ -68,6 +69,18 @@ void uct_rc_varuna_classify(const uct_rc_varuna_cls_input_t *in,
             if ((in->log_valid && (op->sn <= in->log_sn)) ||
                 (in->psn_valid &&
                  uct_rc_varuna_psn_executed(op->last_psn, in->rq_psn))) {
+                summary->conflicts++;
+            }
+        } else if (op->numbered && in->delivered_valid) {
+            /* the receiver's own word, whichever lane the SEND went on */
+            delivered = (int32_t)(op->am_seq - in->delivered_am_seq) <= 0;
+            uct_rc_varuna_classify_set(op, delivered ?
+                                       UCT_RC_VARUNA_VERDICT_EXECUTED :
+                                       UCT_RC_VARUNA_VERDICT_LOST,
+                                       UCT_RC_VARUNA_BASIS_DELIVERED);
+            /* everything up to L executed, so it arrived; and it was
+             * delivered before the receiver answered */
+            if (in->log_valid && (op->sn <= in->log_sn) && !delivered) {
                 summary->conflicts++;
             }
         } else if (!in->log_valid) {
@@ -115,6 +128,9 @@ void uct_rc_varuna_classify(const uct_rc_varuna_cls_input_t *in,
             break;
         case UCT_RC_VARUNA_BASIS_NEVER_SENT:
             summary->never_sent++;
+            break;
+        case UCT_RC_VARUNA_BASIS_DELIVERED:
+            summary->by_delivery++;
             break;
         default:
             break;

@@ -37,6 +37,15 @@
  * log every operation is decided that way. An operation its QP refused to
  * take (ibv_post_send failed) never left: lost, whatever the rest says.
  *
+ * A dead endpoint's purge (rc_varuna_purge.c) has one more witness: the
+ * receiver says up to which sequence number it delivered the numbered
+ * SENDs (active messages) of the connection, in order, none after it.
+ * That decides every active message, whichever lane it went on: a SEND
+ * that executed on the failed primary and was sent again on the standby
+ * (harmless there: the receiver drops the copy) has the standby's PSNs in
+ * its record, and when the standby dies too the copy's PSN says "not
+ * executed" of a message that was delivered (issue 34).
+ *
  * Plain C, no UCX types: unit-tested on its own.
  */
 
@@ -52,6 +61,7 @@ typedef enum {
     UCT_RC_VARUNA_BASIS_PSN,         /* the responder's expected PSN */
     UCT_RC_VARUNA_BASIS_IDEMPOTENT,  /* resending is harmless: READ/SEND */
     UCT_RC_VARUNA_BASIS_NEVER_SENT,  /* its QP refused it */
+    UCT_RC_VARUNA_BASIS_DELIVERED,   /* the receiver's delivered SENDs */
     UCT_RC_VARUNA_BASIS_NONE         /* undecided */
 } uct_rc_varuna_basis_t;
 
@@ -62,6 +72,9 @@ typedef struct {
     uint32_t last_psn;       /* last PSN of the operation's request */
     uint8_t  kind;           /* uct_rc_varuna_kind_t */
     uint8_t  never_sent;     /* its QP refused it: nothing of it left */
+    uint8_t  numbered;       /* a SEND with its place in the receiver's
+                                order (am_seq) */
+    uint32_t am_seq;         /* that place */
     /* output */
     uint8_t  verdict;        /* uct_rc_varuna_verdict_t */
     uint8_t  basis;          /* uct_rc_varuna_basis_t */
@@ -76,6 +89,10 @@ typedef struct {
      * true when the same endpoint resends (a failover), false when
      * another one does (the purge hands operations back to UCP) */
     bool     send_dedup;
+    /* the receiver delivered every numbered SEND up to delivered_am_seq
+     * and none after it (a purge: the peer's RX token) */
+    bool     delivered_valid;
+    uint32_t delivered_am_seq;
 } uct_rc_varuna_cls_input_t;
 
 typedef struct {
@@ -86,7 +103,9 @@ typedef struct {
     unsigned by_psn;
     unsigned by_idempotence;
     unsigned never_sent;
-    /* the log and the PSN disagree: must never happen */
+    unsigned by_delivery;
+    /* the log and the PSN (or the receiver's delivered SENDs) disagree:
+     * must never happen */
     unsigned conflicts;
 } uct_rc_varuna_cls_summary_t;
 

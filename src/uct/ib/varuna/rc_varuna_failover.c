@@ -377,6 +377,7 @@ static int uct_rc_varuna_ep_decide(uct_rc_varuna_iface_t *iface,
     in->psn_valid  = !!(ep->fo.flags & UCT_RC_VARUNA_FO_PEER_PSN);
     in->rq_psn     = ep->fo.peer_rq_psn;
     in->send_dedup = 1; /* resent here, the receiver drops duplicates */
+    in->delivered_valid = 0; /* the receiver's word comes with a purge */
     uct_rc_varuna_classify(in, cls, count, &rep->decided);
 
     /* wait while the peer's answer may still decide something: once it has

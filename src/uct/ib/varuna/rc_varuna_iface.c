@@ -600,13 +600,13 @@ static unsigned uct_rc_varuna_iface_poll_rx(uct_rc_varuna_iface_t *iface,
  * is told what executed here (uct_rc_varuna_iface_derive_rx_token): what
  * it sends again on another connection must come after them. The
  * endpoint's QPs are fenced, so the receive queues hold all there will
- * be. Messages held for an older one that never came go too, in order:
- * they executed here, and the peer will not send them again.
+ * be. Messages held for an older one that never came are not delivered:
+ * the answer says that everything after the last one delivered in order
+ * did not arrive, so the peer sends them again, the missing one first.
  */
 void uct_rc_varuna_iface_deliver_arrived(uct_rc_varuna_iface_t *iface,
                                          uct_rc_varuna_ep_t *ep)
 {
-    uct_rc_varuna_rx_held_t *held;
     unsigned side;
 
     for (side = 0; side < UCT_RC_VARUNA_NUM_SIDES; side++) {
@@ -619,18 +619,10 @@ void uct_rc_varuna_iface_deliver_arrived(uct_rc_varuna_iface_t *iface,
     uct_rc_varuna_iface_refill(iface, 0);
 
     if (!ucs_list_is_empty(&ep->rx.held)) {
-        ucs_warn("rc_varuna: ep %p: active messages held for %u, which "
-                 "never came, are delivered without it", ep,
+        ucs_diag("rc_varuna: ep %p: active messages held for %u, which "
+                 "never came, are dropped: the peer sends them again", ep,
                  ep->rx.am_seq + 1);
-    }
-    while (!ucs_list_is_empty(&ep->rx.held)) {
-        held = ucs_list_extract_head(&ep->rx.held, uct_rc_varuna_rx_held_t,
-                                     list);
-        ep->rx.am_seq = held->am_seq;
-        uct_rc_varuna_iface_deliver_am(iface, ep, held->hdr, held->length,
-                                       held->desc, held->imm_data,
-                                       held->slid, 0);
-        ucs_mpool_put(held);
+        uct_rc_varuna_ep_rx_held_release(ep);
     }
 }
 

@@ -91,6 +91,8 @@ uct_rc_varuna_op_cls_input(const uct_rc_varuna_op_t *op,
     cls->last_psn   = op->last_psn;
     cls->kind       = (uint8_t)uct_rc_varuna_op_kind(op);
     cls->never_sent = !!(op->flags & UCT_RC_VARUNA_OP_FLAG_NEVER_SENT);
+    cls->numbered   = (op->ib_opcode == IBV_WR_SEND_WITH_IMM);
+    cls->am_seq     = op->am_seq;
 }
 
 /*

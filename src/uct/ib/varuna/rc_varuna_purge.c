@@ -60,6 +60,8 @@ typedef struct {
     uint8_t                 flags;
     uint64_t                log_sn;
     uint32_t                rq_psn[UCT_RC_VARUNA_NUM_SIDES];
+    uint32_t                am_seq; /* active messages delivered: all up to
+                                       this one, none after */
 } UCS_S_PACKED uct_rc_varuna_rx_token_t;
 
 _Static_assert(sizeof(uct_rc_varuna_tx_token_t) <= UCT_EP_TOKEN_MAX_LENGTH,
@@ -137,8 +139,11 @@ uct_rc_varuna_iface_token_ep(uct_rc_varuna_iface_t *iface,
  * them executes, and the log word and expected PSNs are final. Active
  * messages that arrived before that are delivered before we answer, so
  * that anything the peer sends again on another connection comes after
- * them. This endpoint is dead too now, and fails through the error path
- * from the progress (not inside the caller, which is handling a message).
+ * them, and the answer says up to which one they were delivered: that,
+ * not a PSN, decides an active message (one may have gone on both lanes,
+ * see rc_varuna_classify.h). This endpoint is dead too now, and fails
+ * through the error path from the progress (not inside the caller, which
+ * is handling a message).
  */
 ucs_status_t uct_rc_varuna_iface_derive_rx_token(uct_iface_h tl_iface,
                                                  const void *tx_token,
@@ -183,10 +188,12 @@ ucs_status_t uct_rc_varuna_iface_derive_rx_token(uct_iface_h tl_iface,
 
     uct_rc_varuna_iface_deliver_arrived(iface, ep);
     rx.log_sn = *uct_rc_varuna_log_word(ep);
+    rx.am_seq = ep->rx.am_seq;
 
     ucs_diag("rc_varuna: ep %p: the peer's endpoint of this connection "
-             "failed; fenced, log word %" PRIu64 ", expected PSNs 0x%x%s "
-             "0x%x%s", ep, rx.log_sn, rx.rq_psn[0],
+             "failed; fenced, log word %" PRIu64 ", active messages "
+             "delivered up to %u, expected PSNs 0x%x%s 0x%x%s", ep,
+             rx.log_sn, rx.am_seq, rx.rq_psn[0],
              (rx.flags & UCT_RC_VARUNA_RX_TOKEN_PSN) ? "" : "(unknown)",
              rx.rq_psn[1],
              (rx.flags & (UCT_RC_VARUNA_RX_TOKEN_PSN << 1)) ? "" :
@@ -403,8 +410,11 @@ uct_rc_varuna_ep_outstanding_purge(uct_ep_h tl_ep,
     in.log_valid  = iface->config.log_enable;
     in.log_sn     = rx.log_sn;
     /* UCP sends what it gets back on another endpoint, whose active
-     * messages the receiver does not check against this one's */
-    in.send_dedup = 0;
+     * messages the receiver does not check against this one's: the
+     * receiver's own word decides them */
+    in.send_dedup       = 0;
+    in.delivered_valid  = 1;
+    in.delivered_am_seq = rx.am_seq;
 
     while (ep->tx.done_sn < ep->tx.sn) {
         op             = uct_rc_varuna_ep_op(ep, ++ep->tx.done_sn);
@@ -426,6 +436,7 @@ uct_rc_varuna_ep_outstanding_purge(uct_ep_h tl_ep,
         total.by_psn         += summary.by_psn;
         total.by_idempotence += summary.by_idempotence;
         total.never_sent     += summary.never_sent;
+        total.by_delivery    += summary.by_delivery;
         total.conflicts      += summary.conflicts;
 
         if (iface->config.recovery == UCT_RC_VARUNA_RECOVERY_BLANKET) {

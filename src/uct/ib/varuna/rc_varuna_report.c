@@ -174,10 +174,10 @@ void uct_rc_varuna_ep_report_purge(uct_rc_varuna_iface_t *iface,
 {
     ucs_diag("rc_varuna: ep %p: purged: %u completed as executed (%u "
              "fetched results lost), %u handed back to be sent on another "
-             "connection; decided by log %u, psn %u, idempotence %u, never "
-             "sent %u", ep, completed, results_lost, handed_back,
-             total->by_log, total->by_psn, total->by_idempotence,
-             total->never_sent);
+             "connection; decided by log %u, psn %u, delivery %u, "
+             "idempotence %u, never sent %u", ep, completed, results_lost,
+             handed_back, total->by_log, total->by_psn, total->by_delivery,
+             total->by_idempotence, total->never_sent);
 
     if (iface->fo.report == NULL) {
         return;
@@ -187,12 +187,13 @@ void uct_rc_varuna_ep_report_purge(uct_rc_varuna_iface_t *iface,
             "{\"event\":\"purge\",\"pid\":%d,\"ep\":\"%p\","
             "\"recovery\":\"%s\",\"completed\":%u,"
             "\"results_lost\":%u,\"handed_back\":%u,"
-            "\"decided_by\":{\"log\":%u,\"psn\":%u,"
+            "\"decided_by\":{\"log\":%u,\"psn\":%u,\"delivered\":%u,"
             "\"idempotent\":%u,\"never_sent\":%u},"
             "\"conflicts\":%u,\"log_sn\":%" PRIu64 "}\n", getpid(), ep,
             uct_rc_varuna_recovery_str(iface), completed, results_lost,
-            handed_back, total->by_log, total->by_psn, total->by_idempotence,
-            total->never_sent, total->conflicts, log_sn);
+            handed_back, total->by_log, total->by_psn, total->by_delivery,
+            total->by_idempotence, total->never_sent, total->conflicts,
+            log_sn);
     fflush(iface->fo.report);
 }
 

@@ -44,6 +44,8 @@ protected:
         o.last_psn   = last_psn;
         o.kind       = kind;
         o.never_sent = 0;
+        o.numbered   = 0;
+        o.am_seq     = 0;
         o.verdict    = 0xff;
         o.basis      = 0xff;
         return o;
@@ -59,6 +61,8 @@ protected:
         in.psn_valid  = psn_valid;
         in.rq_psn     = rq_psn;
         in.send_dedup = true;
+        in.delivered_valid  = false;
+        in.delivered_am_seq = 0;
         return in;
     }
 
@@ -270,6 +274,73 @@ UCS_TEST_F(test_rc_varuna_classify, send_without_dedup_needs_psn)
         EXPECT_EQ(UCT_RC_VARUNA_BASIS_IDEMPOTENT, ops[1].basis);
         EXPECT_EQ(0u, sum.conflicts);
     }
+}
+
+/*
+ * Issue 34: a purge knows up to which active message the receiver
+ * delivered, and that decides every numbered SEND, whatever the PSN of the
+ * lane its record names says: one that executed on the failed primary and
+ * went again on the standby (whose copy never arrived) carries the
+ * standby's PSNs. Anything else is decided as before; a SEND the log says
+ * executed and the receiver did not deliver is a conflict.
+ */
+UCS_TEST_F(test_rc_varuna_classify, receiver_decides_numbered_sends)
+{
+    std::vector<cls_op_t> ops;
+
+    /* sn 13: the SEND delivered on the primary, sent again on the
+     * standby (PSN 200 there, the standby expects 200: "not executed");
+     * sn 14: a WRITE on the standby, not executed; sn 15: a SEND never
+     * delivered; sn 16, an unnumbered SEND (a grant), by the PSN */
+    ops.push_back(op(13, 12, UCT_RC_VARUNA_KIND_SEND, 200));
+    ops.back().numbered = 1;
+    ops.back().am_seq   = 7;
+    ops.push_back(op(14, 12, UCT_RC_VARUNA_KIND_WRITE, 201));
+    ops.push_back(op(15, 12, UCT_RC_VARUNA_KIND_SEND, 202));
+    ops.back().numbered = 1;
+    ops.back().am_seq   = 8;
+    ops.push_back(op(16, 12, UCT_RC_VARUNA_KIND_SEND, 199));
+    uct_rc_varuna_cls_input_t in = input(true, 12, true, 200);
+    in.send_dedup       = false;
+    in.delivered_valid  = true;
+    in.delivered_am_seq = 7;
+    uct_rc_varuna_cls_summary_t sum = classify(in, ops);
+
+    EXPECT_EQ(UCT_RC_VARUNA_VERDICT_EXECUTED, ops[0].verdict);
+    EXPECT_EQ(UCT_RC_VARUNA_BASIS_DELIVERED, ops[0].basis);
+    EXPECT_EQ(UCT_RC_VARUNA_VERDICT_LOST, ops[1].verdict);
+    EXPECT_EQ(UCT_RC_VARUNA_BASIS_PSN, ops[1].basis);
+    EXPECT_EQ(UCT_RC_VARUNA_VERDICT_LOST, ops[2].verdict);
+    EXPECT_EQ(UCT_RC_VARUNA_BASIS_DELIVERED, ops[2].basis);
+    EXPECT_EQ(UCT_RC_VARUNA_VERDICT_EXECUTED, ops[3].verdict);
+    EXPECT_EQ(UCT_RC_VARUNA_BASIS_PSN, ops[3].basis);
+    EXPECT_EQ(2u, sum.by_delivery);
+    EXPECT_EQ(2u, sum.by_psn);
+    EXPECT_EQ(0u, sum.conflicts);
+
+    /* sequence numbers wrap: 0xfffffffe was delivered, 1 was not */
+    ops[0].am_seq       = 0xfffffffeu;
+    ops[2].am_seq       = 1;
+    in.delivered_am_seq = 0xffffffffu;
+    classify(in, ops);
+    EXPECT_EQ(UCT_RC_VARUNA_VERDICT_EXECUTED, ops[0].verdict);
+    EXPECT_EQ(UCT_RC_VARUNA_VERDICT_LOST, ops[2].verdict);
+
+    /* the log says sn 15 executed; the receiver never delivered it */
+    in.log_sn           = 15;
+    in.psn_valid        = false;
+    in.delivered_am_seq = 0xfffffffeu;
+    EXPECT_EQ(1u, classify(in, ops).conflicts);
+
+    /* without the receiver's word, the standby's PSN hands the delivered
+     * SEND back: what happened before issue 34's fix */
+    in.log_sn          = 12;
+    in.psn_valid       = true;
+    in.delivered_valid = false;
+    sum                = classify(in, ops);
+    EXPECT_EQ(UCT_RC_VARUNA_VERDICT_LOST, ops[0].verdict);
+    EXPECT_EQ(UCT_RC_VARUNA_BASIS_PSN, ops[0].basis);
+    EXPECT_EQ(0u, sum.by_delivery);
 }
 
 /* A log that claims more than the responder's PSN allows is a conflict. */

@@ -186,6 +186,55 @@ protected:
         ASSERT_EQ(UCT_RC_VARUNA_OWNER_CALLER, vep(m_s)->dead.owner);
     }
 
+    /* Issue 34's interleaving: the receiver's primary port acknowledges
+     * nothing, takes nothing after packet k and goes down; the failover
+     * sends the window again on the standby, where every request the
+     * sender sends is lost, until the standby's retries run out. A SEND that executed on the primary after
+     * the last log write that got there is sent again as harmless (the
+     * receiver would drop the copy), and that copy never arrives: the
+     * purge must take the receiver's word that it delivered the original,
+     * not the standby's PSN, which says the copy did not execute. Returns
+     * once the sender's error handler took the endpoint over. */
+    void resend_then_lose_standby(unsigned k, ucs_time_t deadline)
+    {
+        struct softib_rule rule;
+
+        setup_pair(WINDOW);
+        plan(AM_SHORT, WINDOW);
+        port rp0 = side_port(m_r, 0), rp1 = side_port(m_r, 1);
+
+        m_err_take_over = true;
+        memset(&rule, 0, sizeof(rule));
+        rule.kind    = SOFTIB_RULE_DROP;
+        rule.count   = SOFTIB_FOREVER;
+        /* nothing is confirmed: the whole window stays in flight */
+        rule.dev     = rp0.dev.c_str();
+        rule.port    = rp0.num;
+        rule.dir     = SOFTIB_DIR_TX;
+        rule.classes = SOFTIB_CLASS_RESPONSES;
+        m_softib.rule(rule);
+        /* nothing the sender sends on the standby arrives */
+        rule.dev     = rp1.dev.c_str();
+        rule.port    = rp1.num;
+        rule.dir     = SOFTIB_DIR_RX;
+        rule.classes = SOFTIB_CLASS_REQ;
+        m_softib.rule(rule);
+        inject(RESP_PORT_DOWN, k);
+        ASSERT_TRUE(post_all(0, WINDOW, deadline));
+        take_down(RESP_PORT_DOWN);
+        fail_on_problems("posting");
+
+        while ((m_ep_errors == 0) && (ucs_get_time() < deadline)) {
+            progress();
+        }
+        ASSERT_EQ(1u, m_ep_errors) << "no failure reported";
+        ASSERT_EQ(UCT_RC_VARUNA_OWNER_CALLER, vep(m_s)->dead.owner);
+        /* the interleaving happened: the failover of the primary sent the
+         * window again on the standby */
+        ASSERT_EQ(1u, viface(m_s)->fo.failovers);
+        ASSERT_GT(vep(m_s)->fo.report.resent_ops, 0u);
+    }
+
     /* UCP's part: TX token here, RX token there, purge here */
     void exchange_and_purge()
     {
@@ -202,6 +251,7 @@ protected:
         ASSERT_UCS_OK(uct_iface_derive_rx_token(m_r->iface(), tx,
                                                 attr.tx_token_length, rx,
                                                 &rx_length));
+        m_delivered_before_purge = m_am_rx.size();
 
         memset(&m_purge, 0, sizeof(m_purge));
         m_purge.last_index = -1;
@@ -255,6 +305,7 @@ protected:
 
     purge_result m_purge;
     uint64_t     m_outstanding;
+    size_t       m_delivered_before_purge;
 };
 
 UCS_TEST_P(test_rc_varuna_purge, capability)
@@ -282,6 +333,46 @@ UCS_TEST_P(test_rc_varuna_purge, hands_back_only_lost)
     EXPECT_GE(m_purge.handed_back, (unsigned)AFTER);
     EXPECT_LT(m_purge.handed_back, m_outstanding)
         << "nothing in flight was found executed";
+}
+
+/* Issue 34: active messages that executed on the primary, were sent again
+ * on the standby by its failover (harmless there: the receiver drops a
+ * copy) and whose copies died with the standby are not handed back: the
+ * receiver says which it delivered. Each fault position leaves a different
+ * SEND executed after the last log write that got there (none yet, one
+ * after every 3 operations). Before the fix the standby's PSN handed them back and
+ * they arrived twice. */
+UCS_TEST_P(test_rc_varuna_purge, sent_again_then_standby_lost)
+{
+    /* packets 1 to 3 are three SENDs (the log write follows the third) */
+    for (unsigned k = 1; k <= 3; ++k) {
+        ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(20);
+        outcome out;
+
+        memset(&out, 0, sizeof(out));
+        ASSERT_NO_FATAL_FAILURE(resend_then_lose_standby(k, deadline))
+            << "fault after packet " << k;
+        ASSERT_NO_FATAL_FAILURE(exchange_and_purge());
+        /* the first k packets, k active messages, were delivered, with
+         * the whole window in flight */
+        ASSERT_EQ(k, m_delivered_before_purge) << "fault after packet " << k;
+        EXPECT_EQ((unsigned)WINDOW, m_outstanding);
+        wait_receiver_failed(deadline);
+        verify_completions(true, out);
+        verify_am(true, out);
+        fail_on_problems("fault after packet " + ucs::to_string(k));
+        EXPECT_EQ(0u, m_purge.comp_already_called);
+        EXPECT_EQ(0u, m_purge.out_of_order);
+        EXPECT_EQ(0u, m_purge.bad_info);
+        EXPECT_EQ(WINDOW - k, m_purge.handed_back)
+            << "fault after packet " << k;
+        destroy_pair();
+        m_softib.reset();
+        m_ep_errors = 0;
+        if (HasFailure()) {
+            break;
+        }
+    }
 }
 
 /* What blanket retransmission would do with the same failure: hand back
