@@ -108,14 +108,6 @@ static ucs_config_field_t ucp_failover_config_table[] = {
 UCS_CONFIG_DECLARE_TABLE(ucp_failover_config_table, "UCP lane failover",
                          "UCP_FAILOVER_", ucp_failover_config_t)
 
-UCS_STATIC_INIT {
-    UCS_CONFIG_ADD_TABLE(ucp_failover_config_table, &ucs_config_global_list);
-}
-
-UCS_STATIC_CLEANUP {
-    ucs_list_del(&ucp_failover_config_table_config_entry.list);
-}
-
 /* Read at each failure (rare): a process may change it between two.
  * Released with ucs_config_parser_release_opts(). */
 static void ucp_failover_config(ucp_failover_config_t *config)
@@ -128,6 +120,21 @@ static void ucp_failover_config(ucp_failover_config_t *config)
                                              ucp_failover_config_table);
         config->enable = 0;
     }
+}
+
+UCS_STATIC_INIT {
+    ucp_failover_config_t config;
+
+    UCS_CONFIG_ADD_TABLE(ucp_failover_config_table, &ucs_config_global_list);
+    /* read once now, too: UCX counts a variable as used when it is read,
+     * and warns about unused ones when the first worker is created, long
+     * before any failure reads them */
+    ucp_failover_config(&config);
+    ucs_config_parser_release_opts(&config, ucp_failover_config_table);
+}
+
+UCS_STATIC_CLEANUP {
+    ucs_list_del(&ucp_failover_config_table_config_entry.list);
 }
 
 static double ucp_failover_timeout(void)
