@@ -50,9 +50,21 @@ sc_ok() { echo "@@OK   $*"; }
 sc_bad() { echo "@@FAIL $*"; SC_FAILS=$((SC_FAILS + 1)); }
 sc_info() { echo "@@INFO $*"; }
 
+# The run's verdict, from the EXIT trap: sc_finish STATUS (the status the
+# script was leaving with). A run that stopped before the end of its list
+# (an unbound variable, a bash error, a stray exit) never set SC_DONE: the
+# scenarios it did not reach did not pass, and it fails.
 sc_finish()
 {
+    local status=$1
+
     sc_mark "memory: $(free -m | awk '/^Mem:/ { print $3 "M of " $2 "M used" }')"
+    if [[ ${SC_DONE:-0} != 1 ]]; then
+        sc_bad "the run stopped early (exit $status) after scenario" \
+               "'${SC_CURRENT:-none}': the rest of the list did not run"
+    elif ((status != 0)); then
+        sc_bad "the run ended with exit $status"
+    fi
     if [[ $SC_FAILS -eq 0 ]]; then
         echo "@@RESULT PASS"
     else
@@ -91,5 +103,6 @@ sc_backend()
     f=$(dirname "${BASH_SOURCE[0]}")/$1.sh
     [[ -r $f ]] || { echo "no fault backend '$1' ($f)" >&2; exit 2; }
     . "$f"
-    trap 'sc_finish; sc_rc=$?; rm -rf "$sc_tmp"; exit $sc_rc' EXIT
+    trap 'sc_rc=$?; sc_finish $sc_rc; sc_rc=$?; rm -rf "$sc_tmp"; exit $sc_rc' \
+        EXIT
 }

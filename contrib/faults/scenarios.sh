@@ -916,6 +916,7 @@ list="$*"
 [[ $list == long ]] &&
     list="links down-A down-B loss-A loss-B blanket cycles:20 mpi:10 mpi:4:4 lane lane-peer-killed"
 for sc in $list; do
+    SC_CURRENT=$sc
     case $sc in
     links)    sc_links ;;
     down-A)   sc_single down-A "link_down 1 A" ;;
@@ -952,3 +953,5 @@ for sc in $list; do
     *)        sc_bad "unknown scenario '$sc'" ;;
     esac
 done
+# the whole list ran (lib.sh's sc_finish fails a run that stopped early)
+SC_DONE=1
