@@ -31,6 +31,12 @@
  * application that sleeps when there is nothing to do: whenever a
  * progress call finds nothing, ucp_worker_arm() and poll() on the worker's
  * event fd, for at most MS milliseconds (-1: until an event).
+ *
+ * VARUNA_DEMO_IDLE=S (with VARUNA_DEMO_WAKEUP) makes the client, once its
+ * rounds are done and flushed, wait S seconds for events with nothing to
+ * do, and say how much CPU the process (every thread of it: UCX's, the
+ * device's) spent meanwhile and how often the worker slept: an idle
+ * program must not spin, whatever the state of its links (issue 28).
  */
 
 #include <ucp/api/ucp.h>
@@ -44,6 +50,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -63,6 +70,8 @@ typedef struct {
 static const uint64_t demo_one = 1;
 static int demo_wakeup_ms = -2;     /* -2: no wakeup mode */
 static int demo_efd = -1;           /* the worker's event fd (wakeup) */
+static unsigned long demo_sleeps;   /* wakeup: arms that let it sleep */
+static unsigned long demo_arm_busy; /* ... and arms refused (BUSY) */
 static ucp_context_h demo_context;
 static ucp_worker_h  demo_worker;
 
@@ -97,10 +106,12 @@ static void demo_progress(void)
     }
     status = ucp_worker_arm(demo_worker);
     if (status == UCS_ERR_BUSY) {
+        demo_arm_busy++;
         return;                     /* events arrived meanwhile */
     } else if (status != UCS_OK) {
         demo_die("ucp_worker_arm", status);
     }
+    demo_sleeps++;
     pfd.fd      = demo_efd;
     pfd.events  = POLLIN;
     pfd.revents = 0;
@@ -108,6 +119,35 @@ static void demo_progress(void)
         perror("varuna_demo: poll");
         exit(2);
     }
+}
+
+/* CPU seconds of the whole process so far */
+static double demo_cpu(void)
+{
+    struct rusage ru;
+
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 +
+           ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
+}
+
+/* VARUNA_DEMO_IDLE: wait for events with nothing to do, and say what it
+ * cost */
+static void demo_idle(double secs)
+{
+    unsigned long sleeps = demo_sleeps, busy = demo_arm_busy;
+    double start         = demo_now();
+    double cpu           = demo_cpu();
+
+    while (demo_now() < start + secs) {
+        demo_progress();
+    }
+    secs = demo_now() - start;
+    cpu  = demo_cpu() - cpu;
+    printf("client: idle %.1f s in wakeup mode: CPU %.2f %% of a core, "
+           "%lu sleeps, %lu arms refused\n", secs, 100.0 * cpu / secs,
+           demo_sleeps - sleeps, demo_arm_busy - busy);
+    fflush(stdout);
 }
 
 /* Progress until the given time (demo_now) */
@@ -599,6 +639,10 @@ static int demo_client(const char *host, int port, uint64_t rounds)
     demo_wait(ucp_ep_flush_nbx(ep, &prm));
     printf("client: %lu rounds in %.2f s\n", (unsigned long)rounds,
            demo_now() - start);
+    fflush(stdout);
+    if ((getenv("VARUNA_DEMO_IDLE") != NULL) && (demo_wakeup_ms != -2)) {
+        demo_idle(atof(getenv("VARUNA_DEMO_IDLE")));
+    }
 
     /* read everything back */
     demo_recv_all(fd, &ack, 1);

@@ -139,7 +139,19 @@ typedef struct uct_rc_varuna_md {
      * that the one of a failed QP is behind it before resetting the QP */
     ucs_spinlock_t          lwr_lock;
     khash_t(uct_rc_varuna_lwr) lwr;
+    /* Event fds of the interfaces whose workers may sleep (wakeup mode):
+     * a device event their progress must handle signals them at once, so
+     * that no timer has to poll for it */
+    ucs_spinlock_t          wakers_lock;
+    ucs_list_link_t         wakers;
 } uct_rc_varuna_md_t;
+
+
+/* An interface's event fd, in its md's list of them */
+typedef struct uct_rc_varuna_md_waker {
+    ucs_list_link_t         list;
+    int                     fd;
+} uct_rc_varuna_md_waker_t;
 
 
 /* Starts with the primary keys: UCX's own pools read the lkey there. */
@@ -264,16 +276,27 @@ typedef struct uct_rc_varuna_iface {
         int                 efd;              /* an eventfd: our own work */
         int                 sb_armed;         /* poll the standby CQs at the
                                                  next progress call */
+        int                 sb_arming;        /* ... and at every one until
+                                                 an arm succeeds: it waits
+                                                 for such a call */
         int                 armed;            /* every CQ armed, and no
                                                  progress found anything
                                                  since */
-        int                 timer_id;         /* -1: none (not armed yet) */
+        int                 timer_id;         /* -1: none (no work that
+                                                 waits for time) */
+        uct_rc_varuna_md_waker_t waker;       /* efd, in the md's list */
     } wakeup;
 
     /* failover (rc_varuna_failover.c) */
     struct {
         ucs_list_link_t     active;           /* endpoints recovering */
         ucs_list_link_t     reprotect;        /* with a lane to reconnect */
+        int                 reprotect_timed;  /* one of them has something
+                                                 to do at a later check,
+                                                 not only on an event (a
+                                                 port, a message, a
+                                                 completion): the wakeup
+                                                 timer must come for it */
         uint32_t            port_events;      /* md->port_events seen */
         ucs_time_t          next_check;       /* watchdog and re-protection */
         int                 dispatch;         /* an endpoint's traffic may
@@ -946,8 +969,8 @@ void uct_rc_varuna_ep_ctrl_recv(uct_rc_varuna_ep_t *ep, unsigned lane,
 void uct_rc_varuna_ep_standby_later(uct_rc_varuna_ep_t *ep);
 void uct_rc_varuna_ep_reprotect_list(uct_rc_varuna_ep_t *ep);
 void uct_rc_varuna_ep_reprotect_unlist(uct_rc_varuna_ep_t *ep);
-void uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
-                                    uct_rc_varuna_ep_t *ep, ucs_time_t now);
+int uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
+                                   uct_rc_varuna_ep_t *ep, ucs_time_t now);
 
 
 /* rc_varuna_purge.c: what a dead endpoint executed, for UCP's failover */
@@ -986,6 +1009,10 @@ int uct_rc_varuna_md_port_down(uct_rc_varuna_md_t *md, unsigned side,
                                uint8_t port_num);
 uint32_t uct_rc_varuna_md_last_wqe_count(uct_rc_varuna_md_t *md, unsigned side,
                                          uint32_t qp_num);
+void uct_rc_varuna_md_waker_add(uct_rc_varuna_md_t *md,
+                                uct_rc_varuna_md_waker_t *waker);
+void uct_rc_varuna_md_waker_remove(uct_rc_varuna_md_t *md,
+                                   uct_rc_varuna_md_waker_t *waker);
 void uct_rc_varuna_md_last_wqe_skip(uct_rc_varuna_md_t *md, unsigned side,
                                     uint32_t qp_num, uint32_t count);
 void uct_rc_varuna_md_last_wqe_forget(uct_rc_varuna_md_t *md, unsigned side,

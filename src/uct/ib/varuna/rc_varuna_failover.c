@@ -877,7 +877,8 @@ static void uct_rc_varuna_iface_port_events(uct_rc_varuna_iface_t *iface)
     uct_rc_ep_t *rc_ep, *tmp;
     unsigned side;
 
-    iface->fo.port_events = md->port_events;
+    iface->fo.port_events     = md->port_events;
+    iface->fo.reprotect_timed = 1; /* until the next check says */
     ucs_memory_cpu_load_fence();
     for (side = 0; side < UCT_RC_VARUNA_NUM_SIDES; side++) {
         down[side] = uct_rc_varuna_md_port_down(md, side,
@@ -1010,8 +1011,12 @@ static void uct_rc_varuna_iface_periodic(uct_rc_varuna_iface_t *iface,
         }
     }
 
+    /* what the listed endpoints wait for now: the wakeup timer comes for
+     * them only if one of them waits for time to pass */
+    iface->fo.reprotect_timed = 0;
     ucs_list_for_each_safe(ep, tmp_ep, &iface->fo.reprotect, rp.list) {
-        uct_rc_varuna_ep_reprotect_try(iface, ep, now);
+        iface->fo.reprotect_timed |= uct_rc_varuna_ep_reprotect_try(iface,
+                                                                    ep, now);
     }
 }
 

@@ -746,6 +746,14 @@ uct_rc_varuna_iface_poll_standby(uct_rc_varuna_iface_t *iface)
         iface->wakeup.sb_armed = 0;
         return 1;
     }
+    if (ucs_unlikely(iface->wakeup.sb_arming)) {
+        /* an arm refused for a call that skipped them: UCP arms every
+         * interface after one progress call of the worker, and with two
+         * rc_varuna interfaces the sparse polling of one or the other
+         * refused it 16 times in a row (27 refused arms a wakeup, 1 with
+         * rc_verbs) */
+        return 1;
+    }
     if (++iface->sb_poll.calls == UCT_RC_VARUNA_SB_POLL_SPARSE) {
         iface->sb_poll.calls = 0;
         return 1;
@@ -787,7 +795,7 @@ static unsigned uct_rc_varuna_iface_progress(void *arg)
 
     /* port events, failovers under way, the watchdog, re-protection. Not
      * counted: a worker in wakeup mode does not sleep while any of them
-     * is under way (uct_rc_varuna_iface_has_work makes event_arm refuse) */
+     * is due (uct_rc_varuna_iface_work_due makes event_arm refuse) */
     if (ucs_unlikely(!ucs_list_is_empty(&iface->fo.active) ||
                      (iface->fo.port_events !=
                       uct_rc_varuna_iface_md(iface)->port_events) ||
@@ -1119,19 +1127,60 @@ static void uct_rc_varuna_iface_cleanup_standby(uct_rc_varuna_iface_t *iface)
  *     failover only in progress, and a failover under way or a lane to
  *     re-protect waits for time to pass.
  * So the event fd is an epoll set of the primary's completion channel, the
- * standby device's, and an eventfd of ours, which an async timer (at the
- * failover check interval, added at the first arm) signals while there is
- * such work; event_arm arms both devices' CQs, and refuses (BUSY) while
- * there is work now. (UCT's async event callback is no way out: a
- * transport that offers it has UCP ignore its event fd altogether.)
+ * standby device's, and an eventfd of ours. The device events our
+ * progress handles (port state, LAST_WQE_REACHED) signal it from UCX's
+ * async thread as they come (uct_rc_varuna_md_wake); work that waits for
+ * time to pass (a failover's peer timeout, re-protection's answers and
+ * back-offs) has an async timer at the failover check interval signal it,
+ * a timer that event_arm adds only while there is such work and removes
+ * after: UCX's async thread spins for up to a millisecond before each
+ * expiry of a timer (epoll_wait with a timeout rounded down to 0), up to
+ * 4.6 % of a core with a 20 ms timer and nothing to do. event_arm arms both
+ * devices' CQs, and refuses (BUSY) only
+ * while there is work due now: a port event not handled yet, a failover
+ * under way, the pending queues to dispatch, or the periodic check (which
+ * runs re-protection) past its time. Endpoints waiting for re-protection
+ * are not work due now: after a failover every endpoint waits so until the
+ * failed port is back, which may be never, and a worker refused the arm
+ * all that time never slept (issue 28: a whole core). The timer wakes it
+ * once per check interval for those that wait for time to pass; a port
+ * coming back, a message or a completion wakes it anyway. (UCT's async
+ * event callback is no way out: a transport that offers it has UCP ignore
+ * its event fd altogether.)
  * ------------------------------------------------------------------------ */
 
+/* Endpoints waiting for re-protection that have something to do at a
+ * later check; those that wait for an event are woken by it */
+static int uct_rc_varuna_iface_reprotect_timed(uct_rc_varuna_iface_t *iface)
+{
+    return !ucs_list_is_empty(&iface->fo.reprotect) &&
+           iface->fo.reprotect_timed;
+}
+
+/* Anything for the progress, now or later: the timer's hint */
 static int uct_rc_varuna_iface_has_work(uct_rc_varuna_iface_t *iface)
 {
     return (iface->fo.port_events !=
             uct_rc_varuna_iface_md(iface)->port_events) ||
            !ucs_list_is_empty(&iface->fo.active) ||
-           !ucs_list_is_empty(&iface->fo.reprotect);
+           uct_rc_varuna_iface_reprotect_timed(iface);
+}
+
+/* Work that the progress must do before the worker may sleep */
+static int uct_rc_varuna_iface_work_due(uct_rc_varuna_iface_t *iface)
+{
+    return (iface->fo.port_events !=
+            uct_rc_varuna_iface_md(iface)->port_events) ||
+           !ucs_list_is_empty(&iface->fo.active) || iface->fo.dispatch ||
+           (uct_rc_varuna_iface_reprotect_timed(iface) &&
+            (ucs_get_time() >= iface->fo.next_check));
+}
+
+/* Work that waits for time to pass (the timer's reason to exist) */
+static int uct_rc_varuna_iface_work_timed(uct_rc_varuna_iface_t *iface)
+{
+    return !ucs_list_is_empty(&iface->fo.active) ||
+           uct_rc_varuna_iface_reprotect_timed(iface);
 }
 
 static void uct_rc_varuna_iface_wakeup_timer(int timer_id,
@@ -1171,6 +1220,7 @@ uct_rc_varuna_iface_wakeup_init(uct_rc_varuna_iface_t *iface,
 
     iface->wakeup.timer_id = -1;
     iface->wakeup.sb_armed = 0;
+    iface->wakeup.waker.fd = -1;
     iface->wakeup.efd      = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     iface->wakeup.epfd     = epoll_create1(EPOLL_CLOEXEC);
     if ((iface->wakeup.efd < 0) || (iface->wakeup.epfd < 0)) {
@@ -1195,6 +1245,9 @@ uct_rc_varuna_iface_wakeup_init(uct_rc_varuna_iface_t *iface,
             goto err_close;
         }
     }
+    iface->wakeup.waker.fd = iface->wakeup.efd;
+    uct_rc_varuna_md_waker_add(uct_rc_varuna_iface_md(iface),
+                               &iface->wakeup.waker);
     return UCS_OK;
 
 err_close:
@@ -1210,6 +1263,10 @@ err_close:
 
 static void uct_rc_varuna_iface_wakeup_cleanup(uct_rc_varuna_iface_t *iface)
 {
+    if (iface->wakeup.waker.fd >= 0) {
+        uct_rc_varuna_md_waker_remove(uct_rc_varuna_iface_md(iface),
+                                      &iface->wakeup.waker);
+    }
     if (iface->wakeup.timer_id >= 0) {
         ucs_async_remove_handler(iface->wakeup.timer_id, 1);
     }
@@ -1269,20 +1326,27 @@ static ucs_status_t uct_rc_varuna_iface_event_arm(uct_iface_h tl_iface,
     ucs_status_t status;
     uint64_t count;
 
-    if (iface->wakeup.timer_id < 0) {
-        /* the first arm: this worker sleeps, our work must wake it */
-        status = ucs_async_add_timer(async->mode, iface->fo.check_interval,
-                                     uct_rc_varuna_iface_wakeup_timer, iface,
-                                     async, &iface->wakeup.timer_id);
-        if (status != UCS_OK) {
-            return status;
+    if (uct_rc_varuna_iface_work_timed(iface)) {
+        if (iface->wakeup.timer_id < 0) {
+            /* this worker sleeps, and work waits for time to pass */
+            status = ucs_async_add_timer(async->mode,
+                                         iface->fo.check_interval,
+                                         uct_rc_varuna_iface_wakeup_timer,
+                                         iface, async,
+                                         &iface->wakeup.timer_id);
+            if (status != UCS_OK) {
+                return status;
+            }
         }
+    } else if (iface->wakeup.timer_id >= 0) {
+        ucs_async_remove_handler(iface->wakeup.timer_id, 1);
+        iface->wakeup.timer_id = -1;
     }
     /* what our timer signalled is taken now; the work itself is checked
      * right after */
     while (read(iface->wakeup.efd, &count, sizeof(count)) > 0) {
     }
-    if (uct_rc_varuna_iface_has_work(iface) || iface->fo.dispatch) {
+    if (uct_rc_varuna_iface_work_due(iface)) {
         return UCS_ERR_BUSY;
     }
 
@@ -1290,7 +1354,7 @@ static ucs_status_t uct_rc_varuna_iface_event_arm(uct_iface_h tl_iface,
         if (!iface->sb_poll.polled) {
             /* the last progress call skipped the standby's CQs (sparse
              * polling): what they hold would raise no event */
-            iface->wakeup.sb_armed = 1;
+            iface->wakeup.sb_arming = 1;
             return UCS_ERR_BUSY;
         }
         status = uct_rc_varuna_iface_standby_pre_arm(iface);
@@ -1333,6 +1397,7 @@ static ucs_status_t uct_rc_varuna_iface_event_arm(uct_iface_h tl_iface,
         iface->wakeup.sb_armed = 1;
         return UCS_ERR_BUSY;
     }
+    iface->wakeup.sb_arming = 0;
     return UCS_OK;
 }
 
@@ -1399,6 +1464,7 @@ static UCS_CLASS_INIT_FUNC(uct_rc_varuna_iface_t, uct_md_h tl_md,
     memset(&self->fo, 0, sizeof(self->fo));
     ucs_list_head_init(&self->fo.active);
     ucs_list_head_init(&self->fo.reprotect);
+    self->fo.reprotect_timed = 1;
     self->fo.next_check = UCS_TIME_INFINITY;
     memset(&self->wakeup, 0, sizeof(self->wakeup));
     self->wakeup.epfd           = -1;

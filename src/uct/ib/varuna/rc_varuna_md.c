@@ -12,10 +12,12 @@
 
 #include <uct/base/uct_md.h>
 #include <ucs/arch/atomic.h>
+#include <ucs/arch/bitops.h>
 #include <ucs/debug/log.h>
 #include <ucs/sys/sys.h>
 #include <ucs/sys/string.h>
 #include <string.h>
+#include <unistd.h>
 
 
 /*
@@ -586,6 +588,39 @@ void uct_rc_varuna_md_last_wqe_forget(uct_rc_varuna_md_t *md, unsigned side,
     ucs_spin_unlock(&md->lwr_lock);
 }
 
+void uct_rc_varuna_md_waker_add(uct_rc_varuna_md_t *md,
+                                uct_rc_varuna_md_waker_t *waker)
+{
+    ucs_spin_lock(&md->wakers_lock);
+    ucs_list_add_tail(&md->wakers, &waker->list);
+    ucs_spin_unlock(&md->wakers_lock);
+}
+
+/* No write to the waker's fd once this returns */
+void uct_rc_varuna_md_waker_remove(uct_rc_varuna_md_t *md,
+                                   uct_rc_varuna_md_waker_t *waker)
+{
+    ucs_spin_lock(&md->wakers_lock);
+    ucs_list_del(&waker->list);
+    ucs_spin_unlock(&md->wakers_lock);
+}
+
+/* A device event for the interfaces' progress: wake their sleeping
+ * workers (from UCX's async thread) */
+static void uct_rc_varuna_md_wake(uct_rc_varuna_md_t *md)
+{
+    uct_rc_varuna_md_waker_t *waker;
+    uint64_t one = 1;
+
+    ucs_spin_lock(&md->wakers_lock);
+    ucs_list_for_each(waker, &md->wakers, list) {
+        if (write(waker->fd, &one, sizeof(one)) != sizeof(one)) {
+            ucs_debug("rc_varuna: write(eventfd %d) failed: %m", waker->fd);
+        }
+    }
+    ucs_spin_unlock(&md->wakers_lock);
+}
+
 /* Before UCX handles an event of the device (UCX patch 0005): record port
  * state changes, keep the late LAST_WQE_REACHED of a reset QP from UCX */
 static int uct_rc_varuna_md_event_before(void *arg,
@@ -604,6 +639,7 @@ static int uct_rc_varuna_md_event_before(void *arg,
                     (event->event_type == IBV_EVENT_PORT_ERR);
             ucs_memory_cpu_store_fence();
             md->port_events++;
+            uct_rc_varuna_md_wake(md);
         }
         return 1;
     case IBV_EVENT_QP_LAST_WQE_REACHED:
@@ -624,6 +660,8 @@ static void uct_rc_varuna_md_event_after(void *arg,
     if (event->event_type == IBV_EVENT_QP_LAST_WQE_REACHED) {
         uct_rc_varuna_md_last_wqe_add(events->md, events->index,
                                       event->qp_num);
+        /* re-protection waits for it */
+        uct_rc_varuna_md_wake(events->md);
     }
 }
 
@@ -697,6 +735,7 @@ static void uct_rc_varuna_md_close(uct_md_h uct_md)
     uct_rc_varuna_md_unwatch_devices(md);
     kh_destroy_inplace(uct_rc_varuna_lwr, &md->lwr);
     ucs_spinlock_destroy(&md->lwr_lock);
+    ucs_spinlock_destroy(&md->wakers_lock);
 
     if (md->standby_md != NULL) {
         uct_md_close(&md->standby_md->super);
@@ -853,6 +892,8 @@ static ucs_status_t uct_rc_varuna_md_open(uct_component_t *component,
     }
     ucs_spinlock_init(&md->lwr_lock, 0);
     kh_init_inplace(uct_rc_varuna_lwr, &md->lwr);
+    ucs_spinlock_init(&md->wakers_lock, 0);
+    ucs_list_head_init(&md->wakers);
     md->require_standby = config->require_standby;
     md->access_flags    = UCT_RC_VARUNA_ACCESS_FLAGS;
     /* a port given for another device than the standby is not for us */

@@ -317,6 +317,7 @@ void uct_rc_varuna_ep_reprotect_list(uct_rc_varuna_ep_t *ep)
 {
     uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
 
+    iface->fo.reprotect_timed = 1; /* until the next check says */
     if (!ep->rp.listed) {
         ucs_list_add_tail(&iface->fo.reprotect, &ep->rp.list);
         ep->rp.listed = 1;
@@ -369,10 +370,15 @@ static void uct_rc_varuna_ep_reprotect_send_done(uct_rc_varuna_ep_t *ep)
     }
 }
 
-/* The initiator resets its failed lane and asks the peer to do the same. */
-void uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
-                                    uct_rc_varuna_ep_t *ep,
-                                    ucs_time_t now)
+/*
+ * The initiator resets its failed lane and asks the peer to do the same.
+ * Returns 1 if the endpoint has something to do at a later check (a
+ * message to post, an answer's timeout, a back-off), 0 if only an event
+ * moves it on: its port coming up, the peer's message, a completion, a
+ * failover. An idle worker then sleeps until the event (issue 28).
+ */
+int uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
+                                   uct_rc_varuna_ep_t *ep, ucs_time_t now)
 {
     unsigned lane = uct_rc_varuna_other_lane(ep->active);
     uct_rc_varuna_ctrl_msg_t *msg;
@@ -381,9 +387,11 @@ void uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
         uct_rc_varuna_ep_ctrl_kick(ep); /* ones that could not be posted */
     }
     uct_rc_varuna_ep_reprotect_send_done(ep);
-    if (!ep->rp.initiator || (ep->fo.state != UCT_RC_VARUNA_FO_IDLE) ||
-        (ep->ctrl.msgq_count > 0)) {
-        return; /* a new request only once the last messages are out */
+    if ((ep->ctrl.msgq_count > 0) || ep->rp.done_pending) {
+        return 1; /* a new request only once the last messages are out */
+    }
+    if (!ep->rp.initiator || (ep->fo.state != UCT_RC_VARUNA_FO_IDLE)) {
+        return 0; /* the peer's request, or the failover's end */
     }
 
     if ((ep->fo.epoch == 0) && (ep->tx.done_sn == 0) &&
@@ -396,15 +404,15 @@ void uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
          * a QP that is not ready to receive dies by retries, and takes the
          * active lane with it (seen: a client connecting after a failure
          * lost all its endpoints at the server's first request) */
-        return;
+        return 0;
     }
 
     if (ep->lane[lane].state == UCT_RC_VARUNA_LANE_RECONNECTING) {
         if (ep->rp.probing & UCS_BIT(lane)) {
-            return; /* its READ completes or fails by itself */
+            return 0; /* its READ completes or fails by itself */
         }
         if (now < ep->rp.sent + iface->config.reprotect_timeout) {
-            return;
+            return 1;
         }
         ucs_debug("rc_varuna: ep %p: no answer to re-protection %u", ep,
                   ep->rp.attempt);
@@ -412,9 +420,11 @@ void uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
     }
 
     if ((ep->lane[lane].state != UCT_RC_VARUNA_LANE_FAILED) ||
-        !uct_rc_varuna_ep_lane_port_up(iface, lane) ||
-        !uct_rc_varuna_ctrl_room(iface, ep, ep->active)) {
-        return;
+        !uct_rc_varuna_ep_lane_port_up(iface, lane)) {
+        return 0; /* its port's event */
+    }
+    if (!uct_rc_varuna_ctrl_room(iface, ep, ep->active)) {
+        return 1;
     }
 
     if ((ep->rp.backoff != 0) &&
@@ -422,11 +432,11 @@ void uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
         /* the peer's port was down or it was busy: asking every interval
          * would cost two messages per endpoint for as long as its port
          * stays down */
-        return;
+        return 1;
     }
 
     if (uct_rc_varuna_lane_reset(iface, ep, lane) != UCS_OK) {
-        return;
+        return 1;
     }
     ep->rp.lane = (uint8_t)lane;
     ep->rp.psn  = ep->lane[lane].sq_psn;
@@ -436,6 +446,7 @@ void uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
                                      lane, ep->rp.psn, ep->rp.attempt);
     uct_rc_varuna_msg_port_addr(iface, msg, lane);
     uct_rc_varuna_ep_ctrl_kick(ep);
+    return 1; /* the answer's timeout */
 }
 
 /* The lane is the standby again (both sides know it carried a READ) */
@@ -591,6 +602,7 @@ void uct_rc_varuna_ep_ctrl_completion(uct_rc_varuna_ep_t *ep, unsigned lane,
     ucs_assert(ep->ctrl.inflight[lane] > 0);
     ep->ctrl.inflight[lane]--;
     uct_rc_iface_add_cq_credits(&iface->super, 1);
+    iface->fo.reprotect_timed = 1; /* until the next check says */
     if (kind == UCT_RC_VARUNA_CTRL_WR_PROBE) {
         ep->ctrl.stall_probe = 0;
     }
@@ -665,6 +677,7 @@ void uct_rc_varuna_ep_ctrl_recv(uct_rc_varuna_ep_t *ep, unsigned lane,
     }
 
     about = msg->lane;
+    iface->fo.reprotect_timed = 1; /* until the next check says */
     ucs_debug("rc_varuna: ep %p: control message %u about lane %u epoch %u "
               "psn 0x%x on lane %u", ep, msg->type, about, msg->epoch,
               msg->psn, lane);
