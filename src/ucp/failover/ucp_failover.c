@@ -108,16 +108,35 @@ static ucs_config_field_t ucp_failover_config_table[] = {
 UCS_CONFIG_DECLARE_TABLE(ucp_failover_config_table, "UCP lane failover",
                          "UCP_FAILOVER_", ucp_failover_config_t)
 
+/* The longest UCX_UCP_FAILOVER_TIMEOUT: a failover holds the lane's
+ * traffic that long */
+#define UCP_FAILOVER_TIMEOUT_MAX 3600.0
+
 /* Read at each failure (rare): a process may change it between two.
- * Released with ucs_config_parser_release_opts(). */
+ * Released with ucs_config_parser_release_opts(). A value that cannot be
+ * parsed or is out of range turns the lane failover off (the endpoint
+ * fails as without it) and says so, once per process. */
 static void ucp_failover_config(ucp_failover_config_t *config)
 {
+    static int said;
+
     if (ucs_config_parser_fill_opts(config, ucp_failover_config_table,
                                     UCS_DEFAULT_ENV_PREFIX, "UCP_FAILOVER_",
                                     0) != UCS_OK) {
-        ucs_warn("UCP lane failover: bad configuration, disabled");
+        if (!said++) {
+            ucs_error("UCP lane failover: a UCX_UCP_FAILOVER_* value cannot "
+                      "be parsed (above): the lane failover is off");
+        }
         ucs_config_parser_set_default_values(config,
                                              ucp_failover_config_table);
+        config->enable = 0;
+    } else if ((config->timeout < 1e-3) ||
+               (config->timeout > UCP_FAILOVER_TIMEOUT_MAX)) {
+        if (!said++) {
+            ucs_error("UCX_UCP_FAILOVER_TIMEOUT=%gs is out of range (1ms to "
+                      "%gs): the lane failover is off", config->timeout,
+                      UCP_FAILOVER_TIMEOUT_MAX);
+        }
         config->enable = 0;
     }
 }
@@ -143,7 +162,9 @@ static double ucp_failover_timeout(void)
     double timeout;
 
     ucp_failover_config(&config);
-    timeout = config.timeout;
+    /* one out of range turned the failover off; the peer's queries are
+     * still answered, within a time that makes sense */
+    timeout = ucs_min(ucs_max(config.timeout, 1e-3), UCP_FAILOVER_TIMEOUT_MAX);
     ucs_config_parser_release_opts(&config, ucp_failover_config_table);
     return timeout;
 }

@@ -12,6 +12,7 @@
 #include "rc_varuna_impl.h"
 
 #include <fcntl.h>
+#include <math.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -143,6 +144,129 @@ static ucs_config_field_t uct_rc_varuna_iface_config_table[] = {
 
     {NULL}
 };
+
+
+/* ------------------------------------------------------------------------
+ * Configuration values: a value out of range is an error that names the
+ * variable, the value and the range, and the interface does not open (the
+ * transport is not used at all, rather than used with a value that turns
+ * off detection or protection: an RC timeout of 0 is "wait forever" in
+ * verbs, a log interval of 4294967293 is no log)
+ * ------------------------------------------------------------------------ */
+
+#define UCT_RC_VARUNA_LOG_INTERVAL_MAX   65536
+#define UCT_RC_VARUNA_STANDBY_RX_MAX     65536
+/* the IB local ACK timeout: 4.096 us x 2^n, n = 1 to 31 (0 is infinite) */
+#define UCT_RC_VARUNA_RC_TIMEOUT_MIN     8.192e-6
+#define UCT_RC_VARUNA_RC_TIMEOUT_MAX     8796.0
+
+static int uct_rc_varuna_config_bad(const char *name, const char *value,
+                                    const char *range)
+{
+    ucs_error("rc_varuna: UCX_RC_VARUNA_%s=%s is out of range (%s): the "
+              "transport is not used", name, value, range);
+    return 1;
+}
+
+/* A time in seconds as "1.5ms" and the like */
+static const char *uct_rc_varuna_config_secs(double secs, char *buf,
+                                             size_t max)
+{
+    if (secs == 0) {
+        ucs_strncpy_zero(buf, "0", max);
+    } else if (secs < 1e-3) {
+        ucs_snprintf_zero(buf, max, "%.4gus", secs * 1e6);
+    } else if (secs < 1.0) {
+        ucs_snprintf_zero(buf, max, "%.4gms", secs * 1e3);
+    } else {
+        ucs_snprintf_zero(buf, max, "%.6gs", secs);
+    }
+    return buf;
+}
+
+static int uct_rc_varuna_config_secs_bad(const char *name, double secs,
+                                         double min, double max,
+                                         const char *range)
+{
+    char value[32];
+
+    if ((secs >= min) && (secs <= max)) {
+        return 0;
+    }
+    return uct_rc_varuna_config_bad(name,
+                                    uct_rc_varuna_config_secs(secs, value,
+                                                              sizeof(value)),
+                                    range);
+}
+
+static int uct_rc_varuna_config_uint_bad(const char *name, unsigned long v,
+                                         unsigned long min, unsigned long max)
+{
+    char value[32], range[64];
+
+    if ((v >= min) && (v <= max)) {
+        return 0;
+    }
+    ucs_snprintf_zero(value, sizeof(value), "%lu", v);
+    ucs_snprintf_zero(range, sizeof(range), "%lu to %lu", min, max);
+    return uct_rc_varuna_config_bad(name, value, range);
+}
+
+/* A ucs_time_t setting (TIME_UNITS): auto and inf are what the setting
+ * says they mean; a number must be at least min_secs (0: allowed) */
+static int uct_rc_varuna_config_time_bad(const char *name, ucs_time_t t,
+                                         int zero_ok, double min_secs,
+                                         const char *range)
+{
+    if ((t == UCS_TIME_AUTO) || (t == UCS_TIME_INFINITY) ||
+        ((t == 0) && zero_ok)) {
+        return 0;
+    }
+    return uct_rc_varuna_config_secs_bad(name, ucs_time_to_sec(t), min_secs,
+                                         HUGE_VAL, range);
+}
+
+/* Every value of the interface's configuration that can be out of range;
+ * each bad one is said, then the open fails */
+static ucs_status_t
+uct_rc_varuna_iface_config_check(const uct_rc_varuna_iface_config_t *config)
+{
+    const uct_rc_iface_common_config_t *rc = &config->super.super;
+    int bad = 0;
+
+    bad |= uct_rc_varuna_config_uint_bad("LOG_INTERVAL", config->log_interval,
+                                         1, UCT_RC_VARUNA_LOG_INTERVAL_MAX);
+    bad |= uct_rc_varuna_config_secs_bad("TIMEOUT", rc->tx.timeout,
+                                         UCT_RC_VARUNA_RC_TIMEOUT_MIN,
+                                         UCT_RC_VARUNA_RC_TIMEOUT_MAX,
+                                         "8.192us to 8796s; 0 would wait "
+                                         "forever: no failure detected");
+    bad |= uct_rc_varuna_config_uint_bad("RETRY_COUNT", rc->tx.retry_count,
+                                         0, 7);
+    bad |= uct_rc_varuna_config_time_bad("WATCHDOG", config->watchdog, 1,
+                                         1e-3, "0 (off), or at least 1ms");
+    bad |= uct_rc_varuna_config_time_bad("PEER_TIMEOUT",
+                                         config->peer_timeout, 0, 1e-3,
+                                         "inf, or at least 1ms");
+    bad |= uct_rc_varuna_config_secs_bad("REPROTECT_INTERVAL",
+                                         config->reprotect_interval, 1e-3,
+                                         60.0, "1ms to 60s");
+    bad |= uct_rc_varuna_config_secs_bad("REPROTECT_TIMEOUT",
+                                         config->reprotect_timeout, 1e-3,
+                                         600.0, "1ms to 600s");
+    bad |= uct_rc_varuna_config_secs_bad("LAST_WQE_TIMEOUT",
+                                         config->last_wqe_timeout, 0, 600.0,
+                                         "0 to 600s");
+    bad |= uct_rc_varuna_config_uint_bad("STANDBY_RX_QUEUE_LEN",
+                                         config->standby_rx_len, 1,
+                                         UCT_RC_VARUNA_STANDBY_RX_MAX);
+    if ((config->max_zcopy != UCS_MEMUNITS_AUTO) &&
+        (config->max_zcopy != UCS_MEMUNITS_INF)) {
+        bad |= uct_rc_varuna_config_uint_bad("MAX_ZCOPY", config->max_zcopy,
+                                             UCS_KBYTE, UCS_GBYTE);
+    }
+    return bad ? UCS_ERR_INVALID_PARAM : UCS_OK;
+}
 
 
 /* ------------------------------------------------------------------------
@@ -1451,6 +1575,13 @@ static UCS_CLASS_INIT_FUNC(uct_rc_varuna_iface_t, uct_md_h tl_md,
     init_attr.max_rd_atomic         = IBV_DEV_ATTR(&ib_md->dev,
                                                    max_qp_rd_atom);
 
+    /* before anything is created, and before rc/base, which would clamp a
+     * retry count with a warning of its own */
+    status = uct_rc_varuna_iface_config_check(config);
+    if (status != UCS_OK) {
+        return status;
+    }
+
     UCS_CLASS_CALL_SUPER_INIT(uct_rc_iface_t, &uct_rc_varuna_iface_tl_ops,
                               &uct_rc_varuna_iface_ops, tl_md, worker, params,
                               &config->super.super, &init_attr);
@@ -1505,12 +1636,6 @@ static UCS_CLASS_INIT_FUNC(uct_rc_varuna_iface_t, uct_md_h tl_md,
     self->super.config.max_get_zcopy = ucs_min(self->super.config.max_get_zcopy,
                                                self->config.max_zcopy);
 
-    if (config->log_interval == 0) {
-        ucs_error("rc_varuna: UCX_RC_VARUNA_LOG_INTERVAL must be at least 1 "
-                  "(a log entry behind every operation)");
-        status = UCS_ERR_INVALID_PARAM;
-        goto err;
-    }
 
     status = uct_rc_init_fc_thresh(&config->super, &self->super);
     if (status != UCS_OK) {

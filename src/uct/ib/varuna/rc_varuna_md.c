@@ -285,8 +285,10 @@ uct_rc_varuna_query_md_resources(uct_component_t *component,
         if (status != UCS_OK) {
             goto out_free;
         }
-        /* a standby device named by the user must exist: a typo would
-         * otherwise leave every endpoint silently without failover */
+        /* a standby device named by the user must exist, and so must a
+         * port named with it: a typo would otherwise leave every endpoint
+         * silently without failover */
+        j = i;
         if ((standby_dev[0] != '\0') &&
             strcmp(standby_dev, UCT_RC_VARUNA_STANDBY_SAME)) {
             for (j = 0; j < num; j++) {
@@ -301,6 +303,17 @@ uct_rc_varuna_query_md_resources(uct_component_t *component,
                 status = UCS_ERR_NO_DEVICE;
                 goto out_free;
             }
+        }
+        if ((standby_port != 0) &&
+            ((standby_port >= 64) ||
+             !(ports[j].present & UCS_BIT(standby_port)))) {
+            ucs_error("UCX_RC_VARUNA_STANDBY=%s: device '%s' has no port %u "
+                      "(ports 1 to %u); rc_varuna is not used",
+                      config->standby, ibv_get_device_name(devices[j]),
+                      standby_port,
+                      ucs_popcount(ports[j].present));
+            status = UCS_ERR_NO_DEVICE;
+            goto out_free;
         }
         j = uct_rc_varuna_pick_standby(devices, ports, num, i, standby_dev);
         if ((j < 0) && config->require_standby) {

@@ -388,4 +388,116 @@ UCS_TEST_P(test_rc_varuna, large_transfer_is_not_a_failure, "WATCHDOG=100ms")
                                dst.rkey(), NULL));
 }
 
+/*
+ * Issue 28: every setting of the interface that can be out of range, fed
+ * its bad values one at a time. Each must fail the interface's open with
+ * UCS_ERR_INVALID_PARAM and one error naming the variable and the value:
+ * an RC timeout of 0 (wait forever in verbs: no failure is ever detected)
+ * or a log interval of -3 (4294967293: no log) used to be taken silently.
+ * The same open with the defaults succeeds, so the failures are about the
+ * values.
+ */
+UCS_TEST_P(test_rc_varuna, bad_config_values)
+{
+    static const struct {
+        const char *name;  /* in the table; RC_ settings are inherited */
+        const char *value;
+        const char *said;  /* in the error, after UCX_RC_VARUNA_<name>=,
+                              without RC_ (UCX_RC_VARUNA_TIMEOUT) */
+    } bad[] = {
+        {"LOG_INTERVAL",         "0",       "0"},
+        {"LOG_INTERVAL",         "-3",      "4294967293"},
+        {"LOG_INTERVAL",         "1000000", "1000000"},
+        {"RC_TIMEOUT",           "0",       "0"},
+        {"RC_TIMEOUT",           "10000s",  "10000s"},
+        {"RC_RETRY_COUNT",       "8",       "8"},
+        {"WATCHDOG",             "10us",    "10us"},
+        {"PEER_TIMEOUT",         "0",       "0"},
+        {"REPROTECT_INTERVAL",   "0",       "0"},
+        {"REPROTECT_INTERVAL",   "120s",    "120s"},
+        {"REPROTECT_TIMEOUT",    "0",       "0"},
+        {"LAST_WQE_TIMEOUT",     "700s",    "700s"},
+        {"STANDBY_RX_QUEUE_LEN", "0",       "0"},
+        {"STANDBY_RX_QUEUE_LEN", "100000",  "100000"},
+        {"MAX_ZCOPY",            "512",     "512"},
+        {"MAX_ZCOPY",            "2g",      "2147483648"}
+    };
+    uct_iface_params_t params = {};
+    uct_iface_config_t *config;
+    uct_iface_h iface;
+    ucs_status_t status;
+
+    params.field_mask           = UCT_IFACE_PARAM_FIELD_OPEN_MODE   |
+                                  UCT_IFACE_PARAM_FIELD_DEVICE      |
+                                  UCT_IFACE_PARAM_FIELD_RX_HEADROOM |
+                                  UCT_IFACE_PARAM_FIELD_CPU_MASK;
+    params.open_mode            = UCT_IFACE_OPEN_MODE_DEVICE;
+    params.mode.device.tl_name  = GetParam()->tl_name.c_str();
+    params.mode.device.dev_name = GetParam()->dev_name.c_str();
+    params.rx_headroom          = 0;
+    UCS_CPU_ZERO(&params.cpu_mask);
+
+    /* the control: the defaults open */
+    ASSERT_UCS_OK(uct_md_iface_config_read(m_e1->md(), "rc_varuna", NULL,
+                                           NULL, &config));
+    ASSERT_UCS_OK(uct_iface_open(m_e1->md(), m_e1->worker(), &params,
+                                 config, &iface));
+    uct_iface_close(iface);
+    uct_config_release(config);
+
+    for (size_t i = 0; i < ucs_static_array_size(bad); ++i) {
+        std::string name = bad[i].name;
+        if (name.compare(0, 3, "RC_") == 0) {
+            name = name.substr(3);
+        }
+        std::string what = "UCX_RC_VARUNA_" + name + "=" + bad[i].value;
+        std::string said = "UCX_RC_VARUNA_" + name + "=" + bad[i].said +
+                           " is out of range";
+
+        ASSERT_UCS_OK(uct_md_iface_config_read(m_e1->md(), "rc_varuna", NULL,
+                                               NULL, &config));
+        ASSERT_EQ(UCS_OK, uct_config_modify(config, bad[i].name,
+                                            bad[i].value)) << what;
+        m_errors.clear();
+        {
+            scoped_log_handler wrap_err(wrap_errors_logger);
+            status = uct_iface_open(m_e1->md(), m_e1->worker(), &params,
+                                    config, &iface);
+        }
+        uct_config_release(config);
+        EXPECT_EQ(UCS_ERR_INVALID_PARAM, status) << what;
+        if (status == UCS_OK) {
+            uct_iface_close(iface);
+            continue;
+        }
+        ASSERT_EQ(1u, m_errors.size()) << what;
+        EXPECT_NE(std::string::npos, m_errors[0].find(said))
+            << what << ": " << m_errors[0];
+    }
+}
+
+/* A standby port the standby device does not have is an error too, and no
+ * memory domain of rc_varuna is offered (issue 28: softib0:9 was taken) */
+UCS_TEST_P(test_rc_varuna, standby_port_that_does_not_exist)
+{
+    std::string dev = GetParam()->dev_name.substr(
+                              0, GetParam()->dev_name.find(':'));
+    std::string standby = dev + ":9";
+    uct_component_h component = GetParam()->component;
+    uct_component_attr_t attr = {};
+
+    attr.field_mask = UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT;
+    {
+        ucs::scoped_setenv env("UCX_RC_VARUNA_STANDBY", standby.c_str());
+        scoped_log_handler wrap_err(wrap_errors_logger);
+        m_errors.clear();
+        EXPECT_EQ(UCS_ERR_NO_DEVICE, uct_component_query(component, &attr));
+    }
+    ASSERT_EQ(1u, m_errors.size());
+    EXPECT_NE(std::string::npos,
+              m_errors[0].find("UCX_RC_VARUNA_STANDBY=" + standby +
+                               ": device '" + dev + "' has no port 9"))
+        << m_errors[0];
+}
+
 _UCT_INSTANTIATE_TEST_CASE(test_rc_varuna, rc_varuna)
