@@ -952,8 +952,13 @@ ucs_status_t uct_rc_varuna_ep_flush(uct_ep_h tl_ep, unsigned flags,
         }
         uct_rc_varuna_ep_dead_complete(ep);
         if (ep->tx.done_sn != ep->tx.sn) {
-            /* taken over: only purge or destroy end it */
-            return (ucs_status_t)ep->dead.status;
+            /* taken over: only purge or destroy end it. Until then its
+             * operations are in flight, not failed: an interface flush
+             * (UCP's worker flush, MPI_Win_flush_all, shmem_quiet) waits
+             * for the purge instead of failing while UCP's lane failover
+             * recovers them (the review of 0aa6934, finding 3) */
+            return (comp == NULL) ? UCS_INPROGRESS :
+                   (ucs_status_t)ep->dead.status;
         }
         UCT_TL_EP_STAT_FLUSH(&ep->super.super);
         return UCS_OK;

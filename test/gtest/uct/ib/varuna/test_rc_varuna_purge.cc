@@ -375,6 +375,29 @@ UCS_TEST_P(test_rc_varuna_purge, sent_again_then_standby_lost)
     }
 }
 
+/* While the handler holds the operations (UCP's lane failover asks the
+ * peer), they are in flight, not failed: a flush of the interface (UCP's
+ * worker flush) waits, and succeeds once the purge has decided them. It
+ * returned the endpoint's error before (the review of 0aa6934, finding
+ * 3): MPI_Win_flush_all or shmem_quiet failed in a recovered failure. */
+UCS_TEST_P(test_rc_varuna_purge, iface_flush_waits_for_the_purge)
+{
+    ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(20);
+    outcome out;
+
+    memset(&out, 0, sizeof(out));
+    ASSERT_NO_FATAL_FAILURE(kill_both_paths(4, deadline));
+    EXPECT_EQ(UCS_INPROGRESS, uct_ep_flush(m_s->ep(0), 0, NULL));
+    EXPECT_EQ(UCS_INPROGRESS, uct_iface_flush(m_s->iface(), 0, NULL));
+    ASSERT_NO_FATAL_FAILURE(exchange_and_purge());
+    EXPECT_UCS_OK(uct_ep_flush(m_s->ep(0), 0, NULL));
+    EXPECT_UCS_OK(uct_iface_flush(m_s->iface(), 0, NULL));
+    wait_receiver_failed(deadline);
+    verify_completions(true, out);
+    verify_am(true, out);
+    fail_on_problems("purge");
+}
+
 /* What blanket retransmission would do with the same failure: hand back
  * everything in flight. The replay then runs executed operations again,
  * and the checks see it. */
