@@ -398,7 +398,10 @@ ucs_status_t uct_rc_varuna_ep_pending_add(uct_ep_h tl_ep,
 {
     uct_rc_varuna_ep_t *ep = ucs_derived_of(tl_ep, uct_rc_varuna_ep_t);
 
-    if (ucs_unlikely(uct_rc_varuna_ep_fo_fencing(ep))) {
+    /* rc/base queues a request only when its credits are out: a failover
+     * holds them back, and a full ring is out of records, not credits */
+    if (ucs_unlikely(uct_rc_varuna_ep_fo_fencing(ep) ||
+                     uct_rc_varuna_ep_ring_full(ep))) {
         uct_pending_req_arb_group_push(&ep->super.arb_group, req);
         UCT_TL_EP_STAT_PEND(&ep->super.super);
         return UCS_OK;

@@ -96,6 +96,21 @@ uct_rc_varuna_op_cls_input(const uct_rc_varuna_op_t *op,
 }
 
 /*
+ * Every record of the ring is taken by an operation not completed yet. Send
+ * credits keep this from happening in steady state (each operation holds
+ * one), but not right after a failover: an operation the failover settled
+ * gives its credit back when its lane's flush comes, and keeps its record
+ * until everything before it has completed (a READ read again, a message
+ * sent again). New operations, admitted on those credits, then overwrote
+ * records still pending (the review of 0aa6934, finding 1).
+ */
+static UCS_F_ALWAYS_INLINE int
+uct_rc_varuna_ep_ring_full(const uct_rc_varuna_ep_t *ep)
+{
+    return (ep->tx.sn - ep->tx.done_sn) > ep->tx.ring_mask;
+}
+
+/*
  * Room for one more operation: its work request on the QP, a CQ entry for
  * it (every one completes, with an error, if the QP fails), and READ
  * credits (none left blocks everything, as in rc_verbs, so that nothing
@@ -126,7 +141,8 @@ uct_rc_varuna_ep_check_res(uct_rc_varuna_iface_t *iface,
     }
 
     if (ucs_unlikely((uct_rc_txqp_available(&ep->super.txqp) < 1) ||
-                     (iface->super.tx.reads_available <= 0))) {
+                     (iface->super.tx.reads_available <= 0) ||
+                     uct_rc_varuna_ep_ring_full(ep))) {
         UCS_STATS_UPDATE_COUNTER(ep->super.super.stats, UCT_EP_STAT_NO_RES,
                                  1);
         return UCS_ERR_NO_RESOURCE;
@@ -172,6 +188,9 @@ uct_rc_varuna_ep_op_start(uct_rc_varuna_ep_t *ep, uct_rc_varuna_op_type_t type,
 {
     uct_rc_varuna_op_t *op = uct_rc_varuna_ep_op(ep, ep->tx.sn + 1);
 
+    ucs_assertv(!uct_rc_varuna_ep_ring_full(ep), "ep %p: sn %" PRIu64
+                " would take the record of %" PRIu64 ", not completed", ep,
+                ep->tx.sn + 1, ep->tx.done_sn + 1);
     op->sn         = ep->tx.sn + 1;
     op->type       = type;
     op->ib_opcode  = ib_opcode;

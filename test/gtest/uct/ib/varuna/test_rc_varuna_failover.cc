@@ -496,6 +496,48 @@ UCS_TEST_P(test_rc_varuna_failover, both_paths_down)
 }
 
 /*
+ * The review of 0aa6934, finding 1: right after a failover the replay ring
+ * could be overrun. With a ring of 16 records (IB_TX_QUEUE_LEN=16), a
+ * GET and puts behind it execute and lose their acknowledgements; the
+ * failover settles the puts (executed: their send credits come back as
+ * their lane is flushed) and reads the GET again on the standby, whose
+ * record stays pending, and the settled ones behind it, until that READ
+ * completes. New operations, admitted on the returned credits, took the
+ * records of the GET and those behind it, so completions went to the
+ * wrong operations. Now an operation needs a free record too; the
+ * harness's checks (every completion once, in order, GET data, memory)
+ * must hold.
+ */
+UCS_TEST_P(test_rc_varuna_failover, ring_not_overrun_after_failover,
+           "IB_TX_QUEUE_LEN=16")
+{
+    const unsigned window = 12, num_ops = window + 24;
+    ucs_time_t deadline   = ucs_get_time() + ucs_time_from_sec(20);
+    outcome out;
+
+    setup_pair(num_ops);
+    ASSERT_EQ(15u, vep(m_s)->tx.ring_mask);
+    plan_reset(num_ops);
+    for (unsigned i = 0; i < num_ops; ++i) {
+        op_ctx &c = m_ops[i];
+
+        c.type    = ((i % window) == 0) ? GET_BCOPY : PUT_SHORT;
+        c.length  = (c.type == GET_BCOPY) ? (size_t)LARGE : sizeof(uint64_t);
+        c.word    = 2;
+        c.operand = 1;
+    }
+    plan_finish();
+
+    inject(RESP_DROP, 0);
+    if (post_all(0, window, deadline) &&
+        post_all(window, num_ops, deadline) && finish(deadline)) {
+        out = verify(true);
+        EXPECT_EQ(1u, out.failovers);
+    }
+    fail_on_problems("ring of 16 records");
+}
+
+/*
  * A standby device's receive queue keeps the buffers it had while waiting
  * after a failover onto it (raising it to the whole queue stalled the
  * traffic for tens of milliseconds, allocating buffers), and grows when a
