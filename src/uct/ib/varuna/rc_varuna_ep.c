@@ -190,7 +190,7 @@ void uct_rc_varuna_ep_handle_failure(uct_rc_varuna_ep_t *ep, unsigned lane,
     uint64_t sn                  = wc->wr_id & UCT_RC_VARUNA_WRID_SN_MASK;
     int callers                  = uct_rc_varuna_wc_status_is_callers(
                                            wc->status);
-    int first;
+    int first, last_path;
 
     if ((ep->fo.state == UCT_RC_VARUNA_FO_IDLE) && (lane == ep->active) &&
         !(ep->super.flags & UCT_RC_EP_FLAG_FLUSH_CANCEL) && !callers) {
@@ -211,10 +211,20 @@ void uct_rc_varuna_ep_handle_failure(uct_rc_varuna_ep_t *ep, unsigned lane,
                  ibv_wc_status_str(wc->status), wc->qp_num, wc->wr_id);
     }
 
+    last_path = 0;
     if (uct_rc_varuna_ep_fo_fencing(ep) &&
         (lane == ep->fo.failed_lane)) {
         first = !(ep->fo.flags & UCT_RC_VARUNA_FO_FIRST_ERR);
         ep->fo.flags |= UCT_RC_VARUNA_FO_FIRST_ERR;
+    } else if (uct_rc_varuna_ep_fo_fencing(ep)) {
+        /* the lane a failover is moving to failed, with what it sent
+         * again on it: the last path is lost. Nothing before this request
+         * is known to have executed there (flushed requests of a fenced
+         * QP complete with an error too): it is decided by the peer's
+         * answer to UCP's lane failover, or completes with the error; it
+         * used to complete with UCS_OK (the review of 0aa6934, finding 2) */
+        first     = 0;
+        last_path = 1;
     } else if (ep->fo.state != UCT_RC_VARUNA_FO_DEAD) {
         /* an error with no failover to make: both lanes are lost */
         first = 1;
@@ -246,7 +256,7 @@ void uct_rc_varuna_ep_handle_failure(uct_rc_varuna_ep_t *ep, unsigned lane,
      * a cancelling one) may go now */
     ucs_arbiter_group_schedule(&iface->super.tx.arbiter, &ep->super.arb_group);
 
-    if (first && !uct_rc_varuna_ep_fo_fencing(ep)) {
+    if ((first && !uct_rc_varuna_ep_fo_fencing(ep)) || last_path) {
         if ((ep_status == UCS_ERR_CANCELED) &&
             !(ep->super.flags & UCT_RC_EP_FLAG_FLUSH_CANCEL)) {
             /* flushed because we fenced the lane for a failure (its port

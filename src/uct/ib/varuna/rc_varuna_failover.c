@@ -166,6 +166,19 @@ void uct_rc_varuna_ep_failover(uct_rc_varuna_ep_t *ep, unsigned lane,
     }
 
     if (lane != ep->active) {
+        if (uct_rc_varuna_ep_fo_fencing(ep) &&
+            (lane == uct_rc_varuna_other_lane(ep->fo.failed_lane))) {
+            /* the lane a failover is moving to is lost too, maybe with
+             * operations sent again on it: no path is left. Not from
+             * here, which may be a loop over the endpoints */
+            ucs_diag("rc_varuna: ep %p: lane %s, which the failover was "
+                     "moving to, is lost too (%s)", ep,
+                     uct_rc_varuna_lane_str(iface, lane, from, sizeof(from)),
+                     uct_rc_varuna_cause_str(cause));
+            uct_rc_varuna_lane_fence(failed);
+            uct_rc_varuna_ep_fail_later(ep, UCS_ERR_ENDPOINT_TIMEOUT);
+            return;
+        }
         /* the standby (or a lane being reconnected) is lost: nothing in
          * flight on it, the endpoint just loses its protection */
         if ((failed->state == UCT_RC_VARUNA_LANE_STANDBY) ||
@@ -565,11 +578,17 @@ static int uct_rc_varuna_ep_replay(uct_rc_varuna_iface_t *iface,
     return room;
 }
 
-/* The standby carries the traffic now; new operations may go. */
+/* The standby carries the traffic now; new operations may go. A lane
+ * lost meanwhile is no place for them: the endpoint fails instead. */
 static void uct_rc_varuna_ep_promote(uct_rc_varuna_iface_t *iface,
                                      uct_rc_varuna_ep_t *ep)
 {
     unsigned lane            = uct_rc_varuna_other_lane(ep->fo.failed_lane);
+
+    if (ep->lane[lane].state != UCT_RC_VARUNA_LANE_STANDBY) {
+        uct_rc_varuna_ep_fail(ep, UCS_ERR_ENDPOINT_TIMEOUT);
+        return;
+    }
 
     uct_rc_varuna_ep_fo_enter(ep, UCT_RC_VARUNA_FO_REPLAYING);
     ep->active             = (uint8_t)lane;
