@@ -111,7 +111,8 @@ enum sib_verb {
     SIB_VERB_QUERY_QP  = 1u << 1,
     SIB_VERB_POST_SEND = 1u << 2,
     SIB_VERB_POST_READ = 1u << 3,
-    SIB_VERB_ALL       = 0xf
+    SIB_VERB_MODIFY_QP = 1u << 4,
+    SIB_VERB_ALL       = 0x1f
 };
 
 enum sib_rule_dir {

@@ -260,7 +260,13 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
     struct sib_qp *qp      = to_sqp(ibqp);
     struct sib_engine *eng = qp->ctx->eng;
     enum ibv_qp_state cur, next;
-    int required, ret = 0;
+    int required, ret;
+
+    ret = sib_registry_verb_fail(eng->reg, qp->ctx->dev->index,
+                                 SIB_VERB_MODIFY_QP, ibqp->qp_num);
+    if (ret != 0) {
+        return ret;
+    }
 
     sib_engine_lock(eng);
     cur  = qp->state;

@@ -51,7 +51,9 @@ enum softib_verb {
     SOFTIB_VERB_QUERY_QP  = 1u << 1,    /* returns err */
     SOFTIB_VERB_POST_SEND = 1u << 2,    /* any work request: returns err */
     SOFTIB_VERB_POST_READ = 1u << 3,    /* a list with an RDMA READ */
-    SOFTIB_VERB_ALL       = 0xf
+    SOFTIB_VERB_MODIFY_QP = 1u << 4,    /* any transition: returns err, the
+                                           QP stays as it was */
+    SOFTIB_VERB_ALL       = 0x1f
 };
 
 #define SOFTIB_FOREVER  UINT64_MAX

@@ -6,6 +6,8 @@
 
 #include <uct/ib/ud_base.h>
 
+#include "softib_control.h"
+
 extern "C" {
 #include <uct/ib/ud/verbs/ud_verbs.h>
 }
@@ -165,6 +167,39 @@ protected:
 UCS_TEST_P(test_rc_varuna_ud_aux, qp_in_error_is_reset)
 {
     check_error_and_recovery(m_e2);
+}
+
+/*
+ * The review of 0aa6934 (finding 5): a reset that fails (a transition
+ * refused, as with a port still down) was promised a retry every 100 ms,
+ * but the retry ran only after a poll that found completions, and once
+ * every flushed receive was back none came. softib makes the QP's first
+ * transition of the reset fail; the QP must still come back.
+ */
+UCS_TEST_P(test_rc_varuna_ud_aux, failed_reset_is_tried_again)
+{
+    struct softib_rule rule;
+    softib_control softib;
+
+    if (!softib.error().empty()) {
+        if (getenv("RC_VARUNA_SOFTIB_REQUIRED") != NULL) {
+            UCS_TEST_ABORT("no softib control: " + softib.error());
+        }
+        UCS_TEST_SKIP_R("no softib control: " + softib.error());
+    }
+
+    std::string dev = uct_ib_device_name(uct_ib_iface_device(
+                                                 &iface(m_e2)->super));
+    memset(&rule, 0, sizeof(rule));
+    rule.kind  = SOFTIB_RULE_FAIL;
+    rule.dev   = dev.c_str();
+    rule.verbs = SOFTIB_VERB_MODIFY_QP;
+    rule.qpn   = iface(m_e2)->qp->qp_num;
+    rule.skip  = 1;   /* the move to the error state below */
+    rule.count = 1;   /* the reset's first transition */
+    uint32_t id = softib.rule(rule);
+    check_error_and_recovery(m_e2);
+    softib.rule_del(id);
 }
 
 _UCT_INSTANTIATE_TEST_CASE(test_rc_varuna_ud_aux, ud_verbs)
