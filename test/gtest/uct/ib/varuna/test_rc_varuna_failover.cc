@@ -56,6 +56,14 @@ protected:
             if (post_all(WINDOW, NUM_OPS, deadline) && finish(deadline)) {
                 out              = verify(expect_exact);
                 out.am_unordered = viface(m_r)->fo.am_unordered;
+                /* only requests vanish: every fetch that executed had its
+                 * response delivered, so no result may be given up (test
+                 * audit item 7: RESULT_LOST was accepted for any fault) */
+                if (f == REQ_DROP) {
+                    EXPECT_EQ(0u, out.results_lost)
+                        << "fetched results given up with only requests "
+                           "lost";
+                }
             }
         }
         fail_on_problems(what.str());
