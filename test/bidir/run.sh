@@ -14,10 +14,15 @@
 #
 # Usage: test/bidir/run.sh [-r RUNS] [-i ITERS] [-e EPS] [-c FAILURES]
 #                          [-p] [-s auto|same] [-b] [-t SECONDS] [-a ARGS]
-#                          [-n NAME] [-k] [-w SEC] [-x SEC] [-N]
+#                          [-n NAME] [-k] [-w SEC] [-x SEC] [-N] [-L]
 #   -p   the client pauses at each fail point until the link is back: the
 #        link fails with everything acknowledged (the state of issue 14)
 #   -b   blanket recovery (expect duplicates, reported, not a failure)
+#   -L   before each failure the client's active link loses every
+#        response coming in for 30 ms: what the client sends meanwhile
+#        executes at the server unconfirmed, so a failure always finds
+#        executed operations in flight (blanket recovery runs them twice
+#        in every run, not in two of three)
 #   -a   more varuna_bidir options for both sides (e.g. "-S 64": no
 #        rendezvous, only eager messages)
 #   -n   logs go to build/logs/bidir/NAME (default: the options)
@@ -45,8 +50,8 @@ set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../../contrib/common.sh"
 
 runs=3 iters=4000 eps=2 fails=1 pause= standby=auto recovery=varuna tmo=120
-args= name= keep_down=0 idle= kill_after= clients=1
-while getopts "r:i:e:c:ps:bt:a:n:kw:x:N" opt; do
+args= name= keep_down=0 idle= kill_after= clients=1 ack_loss=0
+while getopts "r:i:e:c:ps:bt:a:n:kw:x:NL" opt; do
     case $opt in
     r) runs=$OPTARG ;;
     i) iters=$OPTARG ;;
@@ -59,6 +64,7 @@ while getopts "r:i:e:c:ps:bt:a:n:kw:x:N" opt; do
     a) args=$OPTARG ;;
     n) name=$OPTARG ;;
     k) keep_down=1 ;;
+    L) ack_loss=1 ;;
     w) idle=$OPTARG ;;
     x) kill_after=$OPTARG ;;
     N) clients=2 ;;
@@ -105,7 +111,7 @@ fail_points()
 bidir_run()
 {
     local n=$1 d=$logs/run$1 port=$((20000 + ($$ + $1) % 20000))
-    local server client k link rs rc verdict reports
+    local server client k link rs rc verdict reports rule
 
     rm -rf "$d"
     mkdir -p "$d"
@@ -136,7 +142,14 @@ bidir_run()
         done
         [[ -e $d/fail.$k ]] || break
         link=${links[$(((k - 1) % 2))]}
+        if ((ack_loss)); then
+            rule=$(softib drop "$link" --dir rx --class resp)
+            sleep 0.03
+        fi
         softib link down "$link" >/dev/null
+        if ((ack_loss)); then
+            softib undo "$rule" >/dev/null
+        fi
         echo "failure $k: $link down" >>"$d/faults.log"
         sleep 0.2
         if ((k < fails || !keep_down)); then
