@@ -15,9 +15,11 @@
 #   -n   PEs (2)      -i   iterations (2000)     -t   timeout: HANG (60)
 #   --no-fail    the link stays up (no failover reports expected)
 #   --recovery   UCX_RC_VARUNA_RECOVERY
-#   --expect     ok (default), or wrong: the run must NOT come out right,
-#                and with active messages delivered out of sequence
-#                (blanket recovery delivers old ones again)
+#   --expect     ok (default), or again: the receivers must have delivered
+#                active messages again or out of their order (blanket
+#                recovery sends old ones again; the receivers' own count,
+#                am_unordered, in their totals), whatever the program's
+#                verdict (it notices in some runs only)
 #   -x VAR=VAL   one more variable for every PE
 #
 # A run is OK when it exits 0 within the timeout with one "pe N: OK" line
@@ -60,8 +62,8 @@ while (($#)); do
 done
 [[ $recovery == varuna || $recovery == blanket ]] ||
     rc_varuna_die "--recovery: varuna or blanket, not '$recovery'"
-[[ $expect == ok || $expect == wrong ]] ||
-    rc_varuna_die "--expect: ok or wrong, not '$expect'"
+[[ $expect == ok || $expect == again ]] ||
+    rc_varuna_die "--expect: ok or again, not '$expect'"
 
 mpi_setup oshcc oshrun
 prog=$(mpi_build oshcc shmem_failover) || exit 1
@@ -119,6 +121,6 @@ echo "shmem $name: $verdict; $((SECONDS - start)) s; $reports failover" \
 if [[ $expect == ok ]]; then
     [[ $verdict == OK ]]
 else
-    # and for the reason blanket recovery has: messages out of sequence
-    [[ $verdict == WRONG* ]] && (($(sum_counter am_unordered) > 0))
+    # a hang is no evidence of anything
+    [[ $verdict != HANG* ]] && (($(sum_counter am_unordered) > 0))
 fi
