@@ -999,6 +999,24 @@ protected:
         return true;
     }
 
+    /* Drop the packets of these classes that pass port p in direction
+     * dir, after the first skip of them; returns the rule's id */
+    uint32_t drop(const port &p, unsigned dir, unsigned classes,
+                  uint64_t skip = 0)
+    {
+        struct softib_rule rule;
+
+        memset(&rule, 0, sizeof(rule));
+        rule.kind    = SOFTIB_RULE_DROP;
+        rule.dev     = p.dev.c_str();
+        rule.port    = p.num;
+        rule.dir     = dir;
+        rule.classes = classes;
+        rule.skip    = skip;
+        rule.count   = SOFTIB_FOREVER;
+        return m_softib.rule(rule);
+    }
+
     /* The fault on the primary path, starting after packet k */
     void inject(int f, unsigned k)
     {

@@ -197,28 +197,15 @@ protected:
      * once the sender's error handler took the endpoint over. */
     void resend_then_lose_standby(unsigned k, ucs_time_t deadline)
     {
-        struct softib_rule rule;
-
         setup_pair(WINDOW);
         plan(AM_SHORT, WINDOW);
         port rp0 = side_port(m_r, 0), rp1 = side_port(m_r, 1);
 
         m_err_take_over = true;
-        memset(&rule, 0, sizeof(rule));
-        rule.kind    = SOFTIB_RULE_DROP;
-        rule.count   = SOFTIB_FOREVER;
         /* nothing is confirmed: the whole window stays in flight */
-        rule.dev     = rp0.dev.c_str();
-        rule.port    = rp0.num;
-        rule.dir     = SOFTIB_DIR_TX;
-        rule.classes = SOFTIB_CLASS_RESPONSES;
-        m_softib.rule(rule);
+        drop(rp0, SOFTIB_DIR_TX, SOFTIB_CLASS_RESPONSES);
         /* nothing the sender sends on the standby arrives */
-        rule.dev     = rp1.dev.c_str();
-        rule.port    = rp1.num;
-        rule.dir     = SOFTIB_DIR_RX;
-        rule.classes = SOFTIB_CLASS_REQ;
-        m_softib.rule(rule);
+        drop(rp1, SOFTIB_DIR_RX, SOFTIB_CLASS_REQ);
         inject(RESP_PORT_DOWN, k);
         ASSERT_TRUE(post_all(0, WINDOW, deadline));
         /* the first k are delivered before the port goes down (softib
