@@ -668,6 +668,15 @@ UCS_TEST_P(test_rc_varuna_random, trials_without_log, "LOG=n")
     random_trials();
 }
 
+/* the default interval (16): a trial posts about ten operations a side,
+ * so a failover often finds no log write of the trial at all and the PSN
+ * decides nearly everything (test audit item 13: the trials never ran at
+ * the default) */
+UCS_TEST_P(test_rc_varuna_random, trials_default_interval, "LOG_INTERVAL=16")
+{
+    random_trials();
+}
+
 /* contrib/failover-bench runs this, once per recovery mode */
 UCS_TEST_P(test_rc_varuna_random, failover_bench)
 {
