@@ -179,9 +179,6 @@ protected:
     uint32_t quiet_lane_without_standby_setup(double rc_timeout_ms,
                                               ucs_time_t deadline)
     {
-        struct softib_rule drop;
-        port p0;
-
         modify_config("RC_TIMEOUT",
                       ucs::to_string(quiet_ms(rc_timeout_ms)) + "ms");
         modify_config("WATCHDOG",
@@ -190,16 +187,7 @@ protected:
         setup_pair(NUM_OPS);
         plan(MIXED, NUM_OPS);
         EXPECT_TRUE(sender_standby_down(deadline));
-
-        p0 = side_port(m_s, 0);
-        memset(&drop, 0, sizeof(drop));
-        drop.kind    = SOFTIB_RULE_DROP;
-        drop.dev     = p0.dev.c_str();
-        drop.port    = p0.num;
-        drop.dir     = SOFTIB_DIR_TX;
-        drop.classes = SOFTIB_CLASS_REQ;
-        drop.count   = SOFTIB_FOREVER;
-        return m_softib.rule(drop);
+        return drop(side_port(m_s, 0), SOFTIB_DIR_TX, SOFTIB_CLASS_REQ);
     }
 
     /* The window posted, the fault, the rest posted, flushed */
