@@ -550,7 +550,6 @@ protected:
         ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(20) *
                               ucs::test_time_multiplier();
         uct_rc_varuna_report_t *rep;
-        struct softib_rule rule;
         outcome result;
         int64_t created, connected;
         unsigned long t_created, t_connected;
@@ -591,20 +590,8 @@ protected:
         t_connected = viface(m_s)->fo.qp_connected +
                       viface(m_r)->fo.qp_connected;
 
-        memset(&rule, 0, sizeof(rule));
-        rule.kind    = SOFTIB_RULE_DROP;
-        rule.dev     = rp.dev.c_str();
-        rule.port    = rp.num;
-        rule.dir     = SOFTIB_DIR_TX;
-        rule.classes = SOFTIB_CLASS_RESPONSES;
-        rule.skip    = acked;
-        rule.count   = SOFTIB_FOREVER;
-        m_softib.rule(rule);
-        rule.dev     = sp.dev.c_str();
-        rule.port    = sp.num;
-        rule.classes = SOFTIB_CLASS_ALL;
-        rule.skip    = sent;
-        m_softib.rule(rule);
+        drop(rp, SOFTIB_DIR_TX, SOFTIB_CLASS_RESPONSES, acked);
+        drop(sp, SOFTIB_DIR_TX, SOFTIB_CLASS_ALL, sent);
 
         ok = post_all(0, BENCH_WINDOW, deadline);
         m_softib.link(sp.dev, sp.num, false);
