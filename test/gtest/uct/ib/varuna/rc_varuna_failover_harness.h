@@ -1000,9 +1000,10 @@ protected:
     }
 
     /* Drop the packets of these classes that pass port p in direction
-     * dir, after the first skip of them; returns the rule's id */
+     * dir (of one QP there, or any with qpn 0), after the first skip of
+     * them; returns the rule's id */
     uint32_t drop(const port &p, unsigned dir, unsigned classes,
-                  uint64_t skip = 0)
+                  uint64_t skip = 0, uint32_t qpn = 0)
     {
         struct softib_rule rule;
 
@@ -1012,6 +1013,7 @@ protected:
         rule.port    = p.num;
         rule.dir     = dir;
         rule.classes = classes;
+        rule.qpn     = qpn;
         rule.skip    = skip;
         rule.count   = SOFTIB_FOREVER;
         return m_softib.rule(rule);

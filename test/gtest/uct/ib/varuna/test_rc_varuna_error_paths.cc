@@ -518,7 +518,6 @@ UCS_TEST_P(test_rc_varuna_error_paths, done_waits_then_failover)
 UCS_TEST_P(test_rc_varuna_error_paths, done_lost_then_failover)
 {
     ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(20);
-    struct softib_rule drop;
     entity *init, *peer;
     uint32_t rule;
     port p1;
@@ -534,15 +533,7 @@ UCS_TEST_P(test_rc_varuna_error_paths, done_lost_then_failover)
 
     /* the DONE goes out on lane 1, and nothing the initiator sends there
      * arrives any more */
-    memset(&drop, 0, sizeof(drop));
-    drop.kind    = SOFTIB_RULE_DROP;
-    drop.dev     = p1.dev.c_str();
-    drop.port    = p1.num;
-    drop.dir     = SOFTIB_DIR_TX;
-    drop.classes = SOFTIB_CLASS_ALL;
-    drop.qpn     = qpn(init, 1);
-    drop.count   = SOFTIB_FOREVER;
-    m_softib.rule(drop);
+    drop(p1, SOFTIB_DIR_TX, SOFTIB_CLASS_ALL, 0, qpn(init, 1));
     m_softib.rule_del(rule);
     while ((vep(init)->ctrl.msgq_count > 0) && (ucs_get_time() < deadline)) {
         progress();
