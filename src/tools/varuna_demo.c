@@ -493,6 +493,7 @@ static int demo_client(const char *host, int port, uint64_t rounds)
     struct addrinfo hints, *ai;
     ucp_address_t *worker_addr;
     size_t worker_addr_len;
+    const char *idle_env;
     demo_hello_t hello, mine;
     void *rkey_buf, *peer_addr;
     uint64_t counter, *slots;
@@ -640,8 +641,9 @@ static int demo_client(const char *host, int port, uint64_t rounds)
     printf("client: %lu rounds in %.2f s\n", (unsigned long)rounds,
            demo_now() - start);
     fflush(stdout);
-    if ((getenv("VARUNA_DEMO_IDLE") != NULL) && (demo_wakeup_ms != -2)) {
-        demo_idle(atof(getenv("VARUNA_DEMO_IDLE")));
+    idle_env = getenv("VARUNA_DEMO_IDLE");
+    if ((idle_env != NULL) && (demo_wakeup_ms != -2)) {
+        demo_idle(atof(idle_env));
     }
 
     /* read everything back */

@@ -108,8 +108,9 @@ static ucs_config_field_t ucp_failover_config_table[] = {
 UCS_CONFIG_DECLARE_TABLE(ucp_failover_config_table, "UCP lane failover",
                          "UCP_FAILOVER_", ucp_failover_config_t)
 
-/* The longest UCX_UCP_FAILOVER_TIMEOUT: a failover holds the lane's
- * traffic that long */
+/* UCX_UCP_FAILOVER_TIMEOUT's range: a failover holds the lane's traffic
+ * that long at the most */
+#define UCP_FAILOVER_TIMEOUT_MIN 1e-3
 #define UCP_FAILOVER_TIMEOUT_MAX 3600.0
 
 /* Read at each failure (rare): a process may change it between two.
@@ -130,12 +131,12 @@ static void ucp_failover_config(ucp_failover_config_t *config)
         ucs_config_parser_set_default_values(config,
                                              ucp_failover_config_table);
         config->enable = 0;
-    } else if ((config->timeout < 1e-3) ||
+    } else if ((config->timeout < UCP_FAILOVER_TIMEOUT_MIN) ||
                (config->timeout > UCP_FAILOVER_TIMEOUT_MAX)) {
         if (!said++) {
-            ucs_error("UCX_UCP_FAILOVER_TIMEOUT=%gs is out of range (1ms to "
+            ucs_error("UCX_UCP_FAILOVER_TIMEOUT=%gs is out of range (%gs to "
                       "%gs): the lane failover is off", config->timeout,
-                      UCP_FAILOVER_TIMEOUT_MAX);
+                      UCP_FAILOVER_TIMEOUT_MIN, UCP_FAILOVER_TIMEOUT_MAX);
         }
         config->enable = 0;
     }
@@ -164,7 +165,8 @@ static double ucp_failover_timeout(void)
     ucp_failover_config(&config);
     /* one out of range turned the failover off; the peer's queries are
      * still answered, within a time that makes sense */
-    timeout = ucs_min(ucs_max(config.timeout, 1e-3), UCP_FAILOVER_TIMEOUT_MAX);
+    timeout = ucs_min(ucs_max(config.timeout, UCP_FAILOVER_TIMEOUT_MIN),
+                      UCP_FAILOVER_TIMEOUT_MAX);
     ucs_config_parser_release_opts(&config, ucp_failover_config_table);
     return timeout;
 }

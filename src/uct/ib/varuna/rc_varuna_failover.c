@@ -896,8 +896,8 @@ static void uct_rc_varuna_iface_port_events(uct_rc_varuna_iface_t *iface)
     uct_rc_ep_t *rc_ep, *tmp;
     unsigned side;
 
-    iface->fo.port_events     = md->port_events;
-    iface->fo.reprotect_timed = 1; /* until the next check says */
+    iface->fo.port_events = md->port_events;
+    uct_rc_varuna_iface_reprotect_recheck(iface);
     ucs_memory_cpu_load_fence();
     for (side = 0; side < UCT_RC_VARUNA_NUM_SIDES; side++) {
         down[side] = uct_rc_varuna_md_port_down(md, side,
@@ -1044,7 +1044,7 @@ void uct_rc_varuna_iface_failover_check(uct_rc_varuna_iface_t *iface)
     uct_rc_varuna_ep_t *ep, *tmp;
     ucs_time_t now;
 
-    if (iface->fo.port_events != uct_rc_varuna_iface_md(iface)->port_events) {
+    if (uct_rc_varuna_iface_port_events_new(iface)) {
         uct_rc_varuna_iface_port_events(iface);
     }
 

@@ -921,8 +921,7 @@ static unsigned uct_rc_varuna_iface_progress(void *arg)
      * counted: a worker in wakeup mode does not sleep while any of them
      * is due (uct_rc_varuna_iface_work_due makes event_arm refuse) */
     if (ucs_unlikely(!ucs_list_is_empty(&iface->fo.active) ||
-                     (iface->fo.port_events !=
-                      uct_rc_varuna_iface_md(iface)->port_events) ||
+                     uct_rc_varuna_iface_port_events_new(iface) ||
                      (ucs_get_time() >= iface->fo.next_check))) {
         uct_rc_varuna_iface_failover_check(iface);
     }
@@ -1281,30 +1280,27 @@ static int uct_rc_varuna_iface_reprotect_timed(uct_rc_varuna_iface_t *iface)
            iface->fo.reprotect_timed;
 }
 
-/* Anything for the progress, now or later: the timer's hint */
-static int uct_rc_varuna_iface_has_work(uct_rc_varuna_iface_t *iface)
-{
-    return (iface->fo.port_events !=
-            uct_rc_varuna_iface_md(iface)->port_events) ||
-           !ucs_list_is_empty(&iface->fo.active) ||
-           uct_rc_varuna_iface_reprotect_timed(iface);
-}
-
-/* Work that the progress must do before the worker may sleep */
-static int uct_rc_varuna_iface_work_due(uct_rc_varuna_iface_t *iface)
-{
-    return (iface->fo.port_events !=
-            uct_rc_varuna_iface_md(iface)->port_events) ||
-           !ucs_list_is_empty(&iface->fo.active) || iface->fo.dispatch ||
-           (uct_rc_varuna_iface_reprotect_timed(iface) &&
-            (ucs_get_time() >= iface->fo.next_check));
-}
-
 /* Work that waits for time to pass (the timer's reason to exist) */
 static int uct_rc_varuna_iface_work_timed(uct_rc_varuna_iface_t *iface)
 {
     return !ucs_list_is_empty(&iface->fo.active) ||
            uct_rc_varuna_iface_reprotect_timed(iface);
+}
+
+/* Anything for the progress, now or later: the timer's hint */
+static int uct_rc_varuna_iface_has_work(uct_rc_varuna_iface_t *iface)
+{
+    return uct_rc_varuna_iface_port_events_new(iface) ||
+           uct_rc_varuna_iface_work_timed(iface);
+}
+
+/* Work that the progress must do before the worker may sleep */
+static int uct_rc_varuna_iface_work_due(uct_rc_varuna_iface_t *iface)
+{
+    return uct_rc_varuna_iface_port_events_new(iface) ||
+           !ucs_list_is_empty(&iface->fo.active) || iface->fo.dispatch ||
+           (uct_rc_varuna_iface_reprotect_timed(iface) &&
+            (ucs_get_time() >= iface->fo.next_check));
 }
 
 static void uct_rc_varuna_iface_wakeup_timer(int timer_id,
@@ -1595,7 +1591,7 @@ static UCS_CLASS_INIT_FUNC(uct_rc_varuna_iface_t, uct_md_h tl_md,
     memset(&self->fo, 0, sizeof(self->fo));
     ucs_list_head_init(&self->fo.active);
     ucs_list_head_init(&self->fo.reprotect);
-    self->fo.reprotect_timed = 1;
+    uct_rc_varuna_iface_reprotect_recheck(self);
     self->fo.next_check = UCS_TIME_INFINITY;
     memset(&self->wakeup, 0, sizeof(self->wakeup));
     self->wakeup.epfd           = -1;

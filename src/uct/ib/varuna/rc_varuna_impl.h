@@ -30,6 +30,24 @@ uct_rc_varuna_iface_md(uct_rc_varuna_iface_t *iface)
     return ucs_derived_of(iface->super.super.super.md, uct_rc_varuna_md_t);
 }
 
+/* A port event UCX's async thread recorded that the progress has not
+ * handled yet */
+static UCS_F_ALWAYS_INLINE int
+uct_rc_varuna_iface_port_events_new(uct_rc_varuna_iface_t *iface)
+{
+    return iface->fo.port_events != uct_rc_varuna_iface_md(iface)->port_events;
+}
+
+/* An event (a port, a control message, a completion, a lane to re-protect)
+ * may have changed what the endpoints waiting for re-protection wait for:
+ * count them as waiting for time until the next periodic check says
+ * (uct_rc_varuna_iface_periodic) */
+static UCS_F_ALWAYS_INLINE void
+uct_rc_varuna_iface_reprotect_recheck(uct_rc_varuna_iface_t *iface)
+{
+    iface->fo.reprotect_timed = 1;
+}
+
 /* The inline payload of a record sits after its gather list. */
 static UCS_F_ALWAYS_INLINE void *
 uct_rc_varuna_op_inl(uct_rc_varuna_iface_t *iface, uct_rc_varuna_op_t *op)

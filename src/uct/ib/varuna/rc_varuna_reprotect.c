@@ -317,7 +317,7 @@ void uct_rc_varuna_ep_reprotect_list(uct_rc_varuna_ep_t *ep)
 {
     uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
 
-    iface->fo.reprotect_timed = 1; /* until the next check says */
+    uct_rc_varuna_iface_reprotect_recheck(iface);
     if (!ep->rp.listed) {
         ucs_list_add_tail(&iface->fo.reprotect, &ep->rp.list);
         ep->rp.listed = 1;
@@ -602,7 +602,7 @@ void uct_rc_varuna_ep_ctrl_completion(uct_rc_varuna_ep_t *ep, unsigned lane,
     ucs_assert(ep->ctrl.inflight[lane] > 0);
     ep->ctrl.inflight[lane]--;
     uct_rc_iface_add_cq_credits(&iface->super, 1);
-    iface->fo.reprotect_timed = 1; /* until the next check says */
+    uct_rc_varuna_iface_reprotect_recheck(iface);
     if (kind == UCT_RC_VARUNA_CTRL_WR_PROBE) {
         ep->ctrl.stall_probe = 0;
     }
@@ -677,7 +677,7 @@ void uct_rc_varuna_ep_ctrl_recv(uct_rc_varuna_ep_t *ep, unsigned lane,
     }
 
     about = msg->lane;
-    iface->fo.reprotect_timed = 1; /* until the next check says */
+    uct_rc_varuna_iface_reprotect_recheck(iface);
     ucs_debug("rc_varuna: ep %p: control message %u about lane %u epoch %u "
               "psn 0x%x on lane %u", ep, msg->type, about, msg->epoch,
               msg->psn, lane);
