@@ -20,9 +20,9 @@
 #   -b   blanket recovery (expect duplicates, reported, not a failure)
 #   -L   before each failure the client's active link loses every
 #        response coming in for 30 ms: what the client sends meanwhile
-#        executes at the server unconfirmed, so a failure always finds
-#        executed operations in flight (blanket recovery runs them twice
-#        in every run, not in two of three)
+#        executes at the server unconfirmed, so a failure usually finds
+#        executed operations in flight (not when it meets the client
+#        waiting on a fetch; test/check/bidir.sh)
 #   -a   more varuna_bidir options for both sides (e.g. "-S 64": no
 #        rendezvous, only eager messages)
 #   -n   logs go to build/logs/bidir/NAME (default: the options)

@@ -29,8 +29,8 @@ bash "$run" -r 2 -c 4 -p -a "-S 64" -s same -t 60 -n same-eager-paused ||
 # count. The client's link loses its incoming responses for 30 ms before
 # each failure (-L), so executed operations are in flight; still, when the
 # failure meets the client waiting on a fetch (1 or 2 operations in
-# flight), nothing is run twice: 16 of 20 runs were caught, so up to three
-# runs, each judged on its own evidence.
+# flight), nothing is run twice (how often: NEWS.md), so up to three runs,
+# each judged on its own evidence.
 caught=0
 for k in 1 2 3; do
     out=$(bash "$run" -r 1 -c 2 -e 3 -b -L -t 60 -n blanket-$k)

@@ -11,8 +11,7 @@
 # also has other things to look at) and says how much CPU its process spent
 # meanwhile. Every endpoint waits for re-protection all that time (the port
 # is down): that must not keep the worker from sleeping. At most 1 % of a
-# core; rc_verbs with no failure spends about 0.1 %, rc_varuna at 0aa6934
-# spent a whole core.
+# core (what it was and is: NEWS.md).
 #
 # Environment: IDLE_SECS (default 10), IDLE_MAX_CPU (percent, default 1)
 #

@@ -874,8 +874,7 @@ uct_rc_varuna_iface_poll_standby(uct_rc_varuna_iface_t *iface)
         /* an arm refused for a call that skipped them: UCP arms every
          * interface after one progress call of the worker, and with two
          * rc_varuna interfaces the sparse polling of one or the other
-         * refused it 16 times in a row (27 refused arms a wakeup, 1 with
-         * rc_verbs) */
+         * refused it up to UCT_RC_VARUNA_SB_POLL_SPARSE times in a row */
         return 1;
     }
     if (++iface->sb_poll.calls == UCT_RC_VARUNA_SB_POLL_SPARSE) {
@@ -1257,15 +1256,15 @@ static void uct_rc_varuna_iface_cleanup_standby(uct_rc_varuna_iface_t *iface)
  * back-offs) has an async timer at the failover check interval signal it,
  * a timer that event_arm adds only while there is such work and removes
  * after: UCX's async thread spins for up to a millisecond before each
- * expiry of a timer (epoll_wait with a timeout rounded down to 0), up to
- * 4.6 % of a core with a 20 ms timer and nothing to do. event_arm arms both
+ * expiry of a timer (epoll_wait with a timeout rounded down to 0), a few
+ * per cent of a core with nothing to do (NEWS.md). event_arm arms both
  * devices' CQs, and refuses (BUSY) only
  * while there is work due now: a port event not handled yet, a failover
  * under way, the pending queues to dispatch, or the periodic check (which
  * runs re-protection) past its time. Endpoints waiting for re-protection
  * are not work due now: after a failover every endpoint waits so until the
  * failed port is back, which may be never, and a worker refused the arm
- * all that time never slept (issue 28: a whole core). The timer wakes it
+ * all that time never slept (issue 28). The timer wakes it
  * once per check interval for those that wait for time to pass; a port
  * coming back, a message or a completion wakes it anyway. (UCT's async
  * event callback is no way out: a transport that offers it has UCP ignore
@@ -1631,7 +1630,6 @@ static UCS_CLASS_INIT_FUNC(uct_rc_varuna_iface_t, uct_md_h tl_md,
     }
     self->super.config.max_get_zcopy = ucs_min(self->super.config.max_get_zcopy,
                                                self->config.max_zcopy);
-
 
     status = uct_rc_init_fc_thresh(&config->super, &self->super);
     if (status != UCS_OK) {
