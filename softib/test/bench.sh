@@ -4,7 +4,7 @@
 # Copyright (C) rc_varuna authors 2026. ALL RIGHTS RESERVED.
 # See file LICENSE for terms.
 #
-# softib's benchmark figures (README.md, "softib"): Debian's ib_write_bw at
+# softib's benchmark figures (docs/benchmarks.md, "softib"): Debian's ib_write_bw at
 # 64 KiB and ib_send_lat at 2 bytes, between two processes, softib0:1 to
 # softib1:1, RUNS times each; prints every run and the medians. Not a test:
 # run it by hand on an otherwise idle machine, after ". build/env.sh":

@@ -32,7 +32,7 @@
 # and when osc rdma then frees memory in MPI's finalize the hook jumps into
 # the unloaded library (SIGSEGV after every PE printed its results). With
 # osc = ucx (mca-params.conf) osc rdma is not loaded and the job exits
-# cleanly; README.md, "Open MPI and OpenSHMEM".
+# cleanly; docs/openmpi.md, "Known Open MPI issues".
 #
 
 set -uo pipefail
