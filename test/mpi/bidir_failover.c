@@ -453,7 +453,7 @@ int main(int argc, char **argv)
         /* a plain load, not MPI_Win_sync: osc ucx makes that a UCP worker
          * fence, which can put IBV_SEND_FENCE on a READ or atomic, and on
          * the real stack (Linux 6.1 rxe) a retransmission meeting one
-         * stops the QP for good (README, rxe differences); the test is
+         * stops the QP for good (contrib/rxe-vm/README.md); the test is
          * about the failover. The allreduce above ordered the origins'
          * flushed accumulates before this read */
         sum_now = __atomic_load_n(&base[WIN_SUM], __ATOMIC_ACQUIRE);
