@@ -74,7 +74,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define BIDIR_MAX_EPS     16
+#define BIDIR_MAX_EPS     64
 #define BIDIR_MAX_FAILS   64
 #define BIDIR_SLOT_WORDS  8
 #define BIDIR_RNDV_EVERY  8

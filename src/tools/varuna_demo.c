@@ -32,6 +32,12 @@
  * progress call finds nothing, ucp_worker_arm() and poll() on the worker's
  * event fd, for at most MS milliseconds (-1: until an event).
  *
+ * VARUNA_DEMO_EPS=K spreads the rounds over K endpoints to the same server
+ * (round r on endpoint r % K), the shape of a job with many peers on one
+ * interface, and VARUNA_DEMO_WINDOW=W keeps W rounds in flight (default
+ * 16): every endpoint fails over, and is re-protected, with the link. The
+ * server then checks each active message once, and in order per endpoint.
+ *
  * VARUNA_DEMO_IDLE=S (with VARUNA_DEMO_WAKEUP) makes the client, once its
  * rounds are done and flushed, wait S seconds for events with nothing to
  * do, and say how much CPU the process (every thread of it: UCX's, the
@@ -55,8 +61,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#define DEMO_WINDOW      16
+#define DEMO_WINDOW      16          /* rounds in flight, by default */
+#define DEMO_MAX_EPS     1024
 #define DEMO_SLOT        64          /* bytes of server memory per round */
+#define DEMO_SLOTS_LEN   (1ul << 22) /* the slots; round r writes slot
+                                        r % DEMO_NUM_SLOTS, a round long
+                                        retired before it */
+#define DEMO_NUM_SLOTS   (DEMO_SLOTS_LEN / DEMO_SLOT)
 #define DEMO_AM_ID       11
 #define DEMO_AM_DONE     12
 
@@ -65,6 +76,7 @@ typedef struct {
     uint64_t    counter_addr;
     uint32_t    rkey_len;
     uint32_t    worker_addr_len;
+    uint32_t    eps;                /* client: its endpoints to the server */
 } demo_hello_t;
 
 static const uint64_t demo_one = 1;
@@ -76,7 +88,9 @@ static ucp_context_h demo_context;
 static ucp_worker_h  demo_worker;
 
 /* server state */
-static uint64_t demo_am_next;       /* the round number expected next */
+static uint64_t *demo_am_next;      /* per client endpoint: the round
+                                       number expected next */
+static unsigned demo_am_eps = 1;    /* the client's endpoints */
 static uint64_t demo_am_count, demo_am_dup, demo_am_out_of_order;
 static int64_t  demo_done_rounds = -1;
 
@@ -305,15 +319,17 @@ static ucs_status_t demo_am_cb(void *arg, const void *header,
                                size_t length,
                                const ucp_am_recv_param_t *param)
 {
-    uint64_t round;
+    uint64_t round, *next;
 
+    /* round r came on the client's endpoint r % K, after r - K */
     memcpy(&round, data, sizeof(round));
-    if (round < demo_am_next) {
+    next = &demo_am_next[round % demo_am_eps];
+    if (round < *next) {
         demo_am_dup++;
-    } else if (round > demo_am_next) {
+    } else if (round > *next) {
         demo_am_out_of_order++;
     } else {
-        demo_am_next++;
+        *next += demo_am_eps;
     }
     demo_am_count++;
     return UCS_OK;
@@ -359,13 +375,15 @@ static int demo_server(int port)
     ucp_ep_h ep;
     int lfd, fd, one = 1, ok;
     uint8_t ack = 1;
+    double until;
+    unsigned i;
 
     demo_init();
     demo_set_am(DEMO_AM_ID, demo_am_cb);
     demo_set_am(DEMO_AM_DONE, demo_done_cb);
 
     /* the slots, then the counter */
-    mem_len = (1 << 22) + sizeof(uint64_t);
+    mem_len = DEMO_SLOTS_LEN + sizeof(uint64_t);
     mem     = calloc(1, mem_len);
     memset(&mparams, 0, sizeof(mparams));
     mparams.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
@@ -400,28 +418,45 @@ static int demo_server(int port)
     close(lfd);
 
     hello.slots_addr      = (uintptr_t)mem;
-    hello.counter_addr    = (uintptr_t)mem + (1 << 22);
+    hello.counter_addr    = (uintptr_t)mem + DEMO_SLOTS_LEN;
     hello.rkey_len        = (uint32_t)rkey_len;
     hello.worker_addr_len = (uint32_t)worker_addr_len;
+    hello.eps             = 0;
     demo_send_all(fd, &hello, sizeof(hello));
     demo_send_all(fd, rkey_buf, rkey_len);
     demo_send_all(fd, worker_addr, worker_addr_len);
     demo_recv_all(fd, &peer, sizeof(peer));
     peer_addr = malloc(peer.worker_addr_len);
     demo_recv_all(fd, peer_addr, peer.worker_addr_len);
+    if ((peer.eps == 0) || (peer.eps > DEMO_MAX_EPS)) {
+        fprintf(stderr, "varuna_demo: the client has %u endpoints\n",
+                peer.eps);
+        return 2;
+    }
+    demo_am_eps  = peer.eps;
+    demo_am_next = calloc(demo_am_eps, sizeof(*demo_am_next));
+    for (i = 0; i < demo_am_eps; i++) {
+        demo_am_next[i] = i;
+    }
     ep = demo_connect(peer_addr);
 
     while (demo_done_rounds < 0) {
         demo_progress();
     }
-    /* the done message follows the last round's message on the same
-     * endpoint: everything has arrived */
-    ok = (demo_am_next == (uint64_t)demo_done_rounds) && (demo_am_dup == 0) &&
-         (demo_am_out_of_order == 0) &&
+    /* the done message follows the last round's message on its endpoint
+     * and comes after the client flushed the others: what is missing now
+     * is lost, or only waits behind in a receive queue polled less often
+     * (a standby's), which a few seconds let in */
+    until = demo_now() + 5;
+    while ((demo_am_count < (uint64_t)demo_done_rounds) &&
+           (demo_now() < until)) {
+        demo_progress();
+    }
+    ok = (demo_am_dup == 0) && (demo_am_out_of_order == 0) &&
          (demo_am_count == (uint64_t)demo_done_rounds);
-    printf("server: %s: %lu active messages for %ld rounds, %lu duplicates, "
-           "%lu out of order\n", ok ? "OK" : "WRONG",
-           (unsigned long)demo_am_count, (long)demo_done_rounds,
+    printf("server: %s: %lu active messages for %ld rounds (%u endpoints), "
+           "%lu duplicates, %lu out of order\n", ok ? "OK" : "WRONG",
+           (unsigned long)demo_am_count, (long)demo_done_rounds, demo_am_eps,
            (unsigned long)demo_am_dup, (unsigned long)demo_am_out_of_order);
     fflush(stdout);
 
@@ -481,11 +516,33 @@ static void demo_write_trace(void)
     demo_trace.retired = NULL;
 }
 
+/* A positive number from the environment, at most max; def if unset */
+static unsigned demo_env_count(const char *name, unsigned def, unsigned max)
+{
+    const char *value = getenv(name);
+    char *end;
+    unsigned long n;
+
+    if ((value == NULL) || (*value == '\0')) {
+        return def;
+    }
+    n = strtoul(value, &end, 0);
+    if ((*end != '\0') || (n == 0) || (n > max)) {
+        fprintf(stderr, "varuna_demo: %s=%s: a number from 1 to %u\n", name,
+                value, max);
+        exit(2);
+    }
+    return (unsigned)n;
+}
+
 static int demo_client(const char *host, int port, uint64_t rounds)
 {
-    demo_round_t *window = calloc(DEMO_WINDOW, sizeof(*window));
-    uint64_t *results    = calloc(rounds, sizeof(*results));
-    double *retired      = malloc(rounds * sizeof(*retired));
+    unsigned num_eps     = demo_env_count("VARUNA_DEMO_EPS", 1, DEMO_MAX_EPS);
+    unsigned window_len  = demo_env_count("VARUNA_DEMO_WINDOW", DEMO_WINDOW,
+                                          65536);
+    demo_round_t *window = calloc(window_len, sizeof(*window));
+    uint64_t *results;
+    double *retired;
     struct timespec wall;
     int round_ok;
     uint64_t lost = 0, failed = 0, dups = 0, bad_slots = 0, i, r, w;
@@ -496,11 +553,13 @@ static int demo_client(const char *host, int port, uint64_t rounds)
     const char *idle_env;
     demo_hello_t hello, mine;
     void *rkey_buf, *peer_addr;
-    uint64_t counter, *slots;
+    uint64_t counter, *slots, num_slots;
     ucs_status_t status;
     char port_str[16];
     const char *pace_env;
     double start, pace;
+    ucp_rkey_h *rkeys    = calloc(num_eps, sizeof(*rkeys));
+    ucp_ep_h *eps        = calloc(num_eps, sizeof(*eps));
     ucp_rkey_h rkey;
     ucp_ep_h ep;
     int fd = -1, ok;
@@ -538,23 +597,39 @@ static int demo_client(const char *host, int port, uint64_t rounds)
     ucp_worker_get_address(demo_worker, &worker_addr, &worker_addr_len);
     memset(&mine, 0, sizeof(mine));
     mine.worker_addr_len = (uint32_t)worker_addr_len;
+    mine.eps             = num_eps;
     demo_send_all(fd, &mine, sizeof(mine));
     demo_send_all(fd, worker_addr, worker_addr_len);
 
-    ep     = demo_connect(peer_addr);
-    status = ucp_ep_rkey_unpack(ep, rkey_buf, &rkey);
-    if (status != UCS_OK) {
-        demo_die("ucp_ep_rkey_unpack", status);
+    for (i = 0; i < num_eps; i++) {
+        eps[i] = demo_connect(peer_addr);
+        status = ucp_ep_rkey_unpack(eps[i], rkey_buf, &rkeys[i]);
+        if (status != UCS_OK) {
+            demo_die("ucp_ep_rkey_unpack", status);
+        }
     }
-    if (rounds * DEMO_SLOT > (1 << 22)) {
-        rounds = (1 << 22) / DEMO_SLOT;
+    if ((rounds == 0) || (rounds > (1ull << 28))) {
+        fprintf(stderr, "varuna_demo: ROUNDS from 1 to 2^28\n");
+        return 2;
+    }
+    if ((rounds > DEMO_NUM_SLOTS) && (window_len > DEMO_NUM_SLOTS / 2)) {
+        fprintf(stderr, "varuna_demo: a window of %u rounds is too long "
+                "to reuse slots\n", window_len);
+        return 2;
+    }
+    num_slots = (rounds < DEMO_NUM_SLOTS) ? rounds : DEMO_NUM_SLOTS;
+    results   = calloc(rounds, sizeof(*results));
+    retired   = malloc(rounds * sizeof(*retired));
+    if ((results == NULL) || (retired == NULL)) {
+        demo_die("rounds", UCS_ERR_NO_MEMORY);
     }
 
     pace_env = getenv("VARUNA_DEMO_PACE_US");
     pace     = (pace_env != NULL) ? strtod(pace_env, NULL) * 1e-6 : 0;
 
-    printf("client: running %lu rounds (put + fetch-add + active message)\n",
-           (unsigned long)rounds);
+    printf("client: running %lu rounds (put + fetch-add + active message) "
+           "on %u endpoint%s, %u in flight\n", (unsigned long)rounds, num_eps,
+           (num_eps == 1) ? "" : "s", window_len);
     fflush(stdout);
     for (r = 0; r < rounds; r++) {
         retired[r] = -1;
@@ -566,12 +641,12 @@ static int demo_client(const char *host, int port, uint64_t rounds)
     demo_trace.start_wall = wall.tv_sec + wall.tv_nsec * 1e-9;
 
     memset(&prm, 0, sizeof(prm));
-    for (r = 0; r < rounds + DEMO_WINDOW; r++) {
+    for (r = 0; r < rounds + window_len; r++) {
         /* retire the round that used this window entry */
-        w = r % DEMO_WINDOW;
-        if (r >= DEMO_WINDOW) {
+        w = r % window_len;
+        if (r >= window_len) {
             demo_round_t *old = &window[w];
-            uint64_t done     = r - DEMO_WINDOW;
+            uint64_t done     = r - window_len;
 
             round_ok = 1;
             if (demo_wait(old->put_req) != UCS_OK) {
@@ -603,6 +678,8 @@ static int demo_client(const char *host, int port, uint64_t rounds)
         }
 
         demo_round_t *cur = &window[w];
+        ep   = eps[r % num_eps];
+        rkey = rkeys[r % num_eps];
         for (i = 0; i < DEMO_SLOT / sizeof(uint64_t); i++) {
             cur->put_value[i] = demo_pattern(r, (unsigned)i);
         }
@@ -611,7 +688,8 @@ static int demo_client(const char *host, int port, uint64_t rounds)
         prm.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
         prm.datatype     = ucp_dt_make_contig(1);
         cur->put_req = ucp_put_nbx(ep, cur->put_value, DEMO_SLOT,
-                                   hello.slots_addr + r * DEMO_SLOT, rkey,
+                                   hello.slots_addr +
+                                   (r % DEMO_NUM_SLOTS) * DEMO_SLOT, rkey,
                                    &prm);
 
         prm.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE |
@@ -633,8 +711,14 @@ static int demo_client(const char *host, int port, uint64_t rounds)
     demo_write_trace();
     free(retired);
 
-    /* tell the server how many rounds there were */
+    /* tell the server how many rounds there were, once the messages of
+     * every other endpoint have arrived */
     memset(&prm, 0, sizeof(prm));
+    for (i = 1; i < num_eps; i++) {
+        demo_wait(ucp_ep_flush_nbx(eps[i], &prm));
+    }
+    ep   = eps[0];
+    rkey = rkeys[0];
     demo_wait(ucp_am_send_nbx(ep, DEMO_AM_DONE, NULL, 0, &rounds,
                               sizeof(rounds), &prm));
     demo_wait(ucp_ep_flush_nbx(ep, &prm));
@@ -648,15 +732,17 @@ static int demo_client(const char *host, int port, uint64_t rounds)
 
     /* read everything back */
     demo_recv_all(fd, &ack, 1);
-    slots = malloc(rounds * DEMO_SLOT);
+    slots = malloc(num_slots * DEMO_SLOT);
     memset(&prm, 0, sizeof(prm));
-    demo_wait(ucp_get_nbx(ep, slots, rounds * DEMO_SLOT, hello.slots_addr,
+    demo_wait(ucp_get_nbx(ep, slots, num_slots * DEMO_SLOT, hello.slots_addr,
                           rkey, &prm));
     demo_wait(ucp_get_nbx(ep, &counter, sizeof(counter), hello.counter_addr,
                           rkey, &prm));
-    for (r = 0; r < rounds; r++) {
+    for (w = 0; w < num_slots; w++) {
+        /* the last round that wrote the slot */
+        r = w + (rounds - 1 - w) / DEMO_NUM_SLOTS * DEMO_NUM_SLOTS;
         for (i = 0; i < DEMO_SLOT / sizeof(uint64_t); i++) {
-            if (slots[r * (DEMO_SLOT / 8) + i] != demo_pattern(r, (unsigned)i)) {
+            if (slots[w * (DEMO_SLOT / 8) + i] != demo_pattern(r, (unsigned)i)) {
                 bad_slots++;
                 break;
             }
@@ -683,8 +769,10 @@ static int demo_client(const char *host, int port, uint64_t rounds)
 
     demo_send_all(fd, &ack, 1);
     close(fd);
-    ucp_rkey_destroy(rkey);
-    demo_wait(ucp_ep_close_nb(ep, UCP_EP_CLOSE_MODE_FORCE));
+    for (i = 0; i < num_eps; i++) {
+        ucp_rkey_destroy(rkeys[i]);
+        demo_wait(ucp_ep_close_nb(eps[i], UCP_EP_CLOSE_MODE_FORCE));
+    }
     return ok ? 0 : 1;
 }
 
