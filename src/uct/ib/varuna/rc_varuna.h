@@ -946,6 +946,7 @@ void uct_rc_varuna_ep_fail(uct_rc_varuna_ep_t *ep, ucs_status_t status);
 void uct_rc_varuna_ep_failover_cleanup(uct_rc_varuna_ep_t *ep,
                                        uct_rc_varuna_fo_state_t state);
 void uct_rc_varuna_iface_failover_check(uct_rc_varuna_iface_t *iface);
+void uct_rc_varuna_iface_failovers_progress(uct_rc_varuna_iface_t *iface);
 ucs_status_t uct_rc_varuna_iface_failover_init(uct_rc_varuna_iface_t *iface,
                          const uct_rc_varuna_iface_config_t *config);
 void uct_rc_varuna_iface_failover_cleanup(uct_rc_varuna_iface_t *iface);

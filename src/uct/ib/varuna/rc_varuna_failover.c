@@ -1039,20 +1039,26 @@ static void uct_rc_varuna_iface_periodic(uct_rc_varuna_iface_t *iface,
     }
 }
 
-void uct_rc_varuna_iface_failover_check(uct_rc_varuna_iface_t *iface)
+/* The failovers under way, as far as they can go now: control requests
+ * waiting for room, CQ entries for the resend, the peer's timeout */
+void uct_rc_varuna_iface_failovers_progress(uct_rc_varuna_iface_t *iface)
 {
     uct_rc_varuna_ep_t *ep, *tmp;
+
+    ucs_list_for_each_safe(ep, tmp, &iface->fo.active, fo.list) {
+        uct_rc_varuna_ep_failover_progress(ep);
+    }
+}
+
+void uct_rc_varuna_iface_failover_check(uct_rc_varuna_iface_t *iface)
+{
     ucs_time_t now;
 
     if (uct_rc_varuna_iface_port_events_new(iface)) {
         uct_rc_varuna_iface_port_events(iface);
     }
 
-    ucs_list_for_each_safe(ep, tmp, &iface->fo.active, fo.list) {
-        /* control requests waiting for room, CQ entries for the replay,
-         * the peer's timeout */
-        uct_rc_varuna_ep_failover_progress(ep);
-    }
+    uct_rc_varuna_iface_failovers_progress(iface);
 
     now = ucs_get_time();
     if (now >= iface->fo.next_check) {

@@ -835,6 +835,13 @@ static unsigned uct_rc_varuna_iface_poll_tx(uct_rc_varuna_iface_t *iface,
                                    &ep->super.arb_group);
     }
 
+    if (ucs_unlikely(!ucs_list_is_empty(&iface->fo.active))) {
+        /* failovers first: their resends wait for CQ credits, and the
+         * pending queues dispatched below take every credit these
+         * completions gave back. Seen: with 64 busy endpoints, 9 stayed
+         * in RESEND for good while the others' traffic flowed. */
+        uct_rc_varuna_iface_failovers_progress(iface);
+    }
     uct_rc_iface_arbiter_dispatch(&iface->super);
     UCS_STATS_UPDATE_COUNTER(iface->super.super.stats,
                              UCT_IB_IFACE_STAT_TX_COMPLETION, num_wcs);
@@ -886,12 +893,31 @@ uct_rc_varuna_iface_poll_standby(uct_rc_varuna_iface_t *iface)
             iface->sb_poll.busy_interval);
 }
 
+/*
+ * Port events, a failover under way or the periodic check (the watchdog,
+ * re-protection) to run in this call. Looked at in every call, also one
+ * that found receives: rc/base skips the send completions then (receives
+ * come first), and a process whose peer keeps its receive queue busy (UCP
+ * emulates atomics with active messages: a server of fetch-adds from many
+ * endpoints always has some) would never see its port come back, nor
+ * re-protect. Seen: 64 endpoints, the port up again for 2 s, and no
+ * re-protection request sent; the next failure ended every endpoint.
+ */
+static UCS_F_ALWAYS_INLINE int
+uct_rc_varuna_iface_failover_due(uct_rc_varuna_iface_t *iface)
+{
+    return !ucs_list_is_empty(&iface->fo.active) ||
+           uct_rc_varuna_iface_port_events_new(iface) ||
+           (ucs_get_time() >= iface->fo.next_check);
+}
+
 static unsigned uct_rc_varuna_iface_progress(void *arg)
 {
     uct_rc_varuna_iface_t *iface = arg;
     int standby                  = uct_rc_varuna_iface_poll_standby(iface);
     unsigned sb_count            = 0;
     unsigned count, sb_tx;
+    int failover_due;
 
     iface->sb_poll.polled = standby;
     count = uct_rc_varuna_iface_poll_rx(iface, UCT_RC_VARUNA_SIDE_PRIMARY);
@@ -903,8 +929,9 @@ static unsigned uct_rc_varuna_iface_progress(void *arg)
     /* also when nothing came: buffers the user kept may be back in the
      * pool since the last refill found it empty */
     uct_rc_varuna_iface_refill(iface, 0);
+    failover_due = uct_rc_varuna_iface_failover_due(iface);
     if (!uct_rc_iface_poll_tx(&iface->super, count) &&
-        ucs_likely(ucs_list_is_empty(&iface->fo.active))) {
+        ucs_likely(!failover_due)) {
         goto out;
     }
 
@@ -916,12 +943,11 @@ static unsigned uct_rc_varuna_iface_progress(void *arg)
         count    += sb_tx;
     }
 
-    /* port events, failovers under way, the watchdog, re-protection. Not
+    /* port events, failovers under way, the watchdog, re-protection,
+     * after the send completions (the watchdog judges by them). Not
      * counted: a worker in wakeup mode does not sleep while any of them
      * is due (uct_rc_varuna_iface_work_due makes event_arm refuse) */
-    if (ucs_unlikely(!ucs_list_is_empty(&iface->fo.active) ||
-                     uct_rc_varuna_iface_port_events_new(iface) ||
-                     (ucs_get_time() >= iface->fo.next_check))) {
+    if (ucs_unlikely(failover_due)) {
         uct_rc_varuna_iface_failover_check(iface);
     }
 
