@@ -78,6 +78,15 @@
  * control requests: drain marker, control message, log READ, and one for
  * a stall probe (or a spare). */
 #define UCT_RC_VARUNA_CTRL_WR_RESERVE 4
+/* Send CQ entries of an interface kept from its operations for the
+ * control requests of all its endpoints (at most a quarter of the CQ).
+ * Operations of many busy endpoints keep the CQ's credits at zero; without
+ * entries of their own, re-protection requests waited for a moment with a
+ * free one that did not come while the traffic lasted (64 endpoints: no
+ * re-protection for seconds, and the next failure ended every endpoint).
+ * A control request completes within a round trip, so a few dozen serve
+ * any number of endpoints, in turns. */
+#define UCT_RC_VARUNA_CTRL_CQ_RESERVE 64
 /* Watchdog intervals a lane with no standby behind it may stay quiet,
  * probed meanwhile (one probe at a time), before the endpoint fails */
 #define UCT_RC_VARUNA_STALL_PROBES    8
@@ -298,6 +307,13 @@ typedef struct uct_rc_varuna_iface {
                                                  completion): the wakeup
                                                  timer must come for it */
         uint32_t            port_events;      /* md->port_events seen */
+        int                 ctrl_cq_available;/* send CQ entries for control
+                                                 requests (apart from
+                                                 super.tx.cq_available) */
+        uint8_t             port_down[UCT_RC_VARUNA_NUM_SIDES]; /* as the
+                                                 last port event saw it */
+        ucs_time_t          port_up_time[UCT_RC_VARUNA_NUM_SIDES]; /* when
+                                                 the side's port came back */
         ucs_time_t          next_check;       /* watchdog and re-protection */
         int                 dispatch;         /* an endpoint's traffic may
                                                  go again: run the pending
@@ -320,6 +336,9 @@ typedef struct uct_rc_varuna_iface {
         unsigned long       recovered;        /* ended with a live endpoint */
         unsigned long       reprotected;      /* lanes that are a standby
                                                  again */
+        unsigned long       reprotect_late;   /* endpoints still without a
+                                                 standby REPROTECT_TIMEOUT
+                                                 after its port came back */
         unsigned long       in_flight;        /* classified at failovers */
         unsigned long       resent_ops;       /* sent again: lost ones,
                                                  and executed READs read
@@ -705,14 +724,20 @@ typedef struct uct_rc_varuna_ep {
         uint8_t             lane;             /* lane to reconnect */
         uint8_t             listed;
         uint8_t             probing;          /* probe READ in flight */
+        uint8_t             probe_wait;       /* probe READ to post when
+                                                 there is room */
         uint8_t             done_pending;     /* DONE to send */
+        uint8_t             late_said;        /* reprotect_late counted */
         uint32_t            psn;              /* our new sq_psn there */
         uint32_t            attempt;
         uint32_t            peer_attempt;     /* the peer's, last answered */
         ucs_time_t          backoff;          /* the peer said no: wait
                                                  this long before asking
                                                  again (0: it did not) */
-        ucs_time_t          sent;
+        ucs_time_t          sent;             /* the last request posted */
+        ucs_time_t          unprotected;      /* since when the endpoint
+                                                 has no standby (0: it has
+                                                 one) */
     } rp;
 
     /* control requests on the lanes (rc_varuna_reprotect.c) */
@@ -927,6 +952,7 @@ void uct_rc_varuna_lane_ah(uct_rc_varuna_iface_t *iface,
                            struct ibv_ah_attr *ah_attr);
 const char *uct_rc_varuna_lane_str(uct_rc_varuna_iface_t *iface,
                                    unsigned side, char *buf, size_t max);
+const char *uct_rc_varuna_lane_state_str(uct_rc_varuna_lane_state_t state);
 int uct_rc_varuna_lane_rq_psn(uct_rc_varuna_lane_t *lane, uint32_t *psn_p);
 void uct_rc_varuna_lane_fence(uct_rc_varuna_lane_t *lane);
 
@@ -994,6 +1020,10 @@ void uct_rc_varuna_ep_report_purge(uct_rc_varuna_iface_t *iface,
                                    unsigned results_lost, unsigned handed_back,
                                    const uct_rc_varuna_cls_summary_t *total,
                                    uint64_t log_sn);
+void uct_rc_varuna_ep_report_reprotected(uct_rc_varuna_iface_t *iface,
+                                         uct_rc_varuna_ep_t *ep,
+                                         const char *lane_name,
+                                         ucs_time_t now, ucs_time_t port_up);
 void uct_rc_varuna_iface_count_failover(uct_rc_varuna_iface_t *iface,
                                         const uct_rc_varuna_report_t *rep);
 void uct_rc_varuna_iface_report_totals(uct_rc_varuna_iface_t *iface);

@@ -1359,6 +1359,13 @@ UCS_CLASS_CLEANUP_FUNC(uct_rc_varuna_ep_t)
     outstanding = iface->config.tx_max_wr -
                   uct_rc_txqp_available(&self->super.txqp) +
                   self->ctrl.inflight[0] + self->ctrl.inflight[1];
+    /* the control requests' entries come back with the operations' (when
+     * the QP is gone): the control share is whole again now, the
+     * operations' share that much smaller until then */
+    iface->fo.ctrl_cq_available  += self->ctrl.inflight[0] +
+                                    self->ctrl.inflight[1];
+    iface->super.tx.cq_available -= self->ctrl.inflight[0] +
+                                    self->ctrl.inflight[1];
     uct_rc_varuna_ep_rx_held_release(self);
     uct_rc_varuna_ep_purge(self, UCS_ERR_CANCELED);
     /* the primary lane's cleanup returns the CQ credits of everything

@@ -902,6 +902,11 @@ static void uct_rc_varuna_iface_port_events(uct_rc_varuna_iface_t *iface)
     for (side = 0; side < UCT_RC_VARUNA_NUM_SIDES; side++) {
         down[side] = uct_rc_varuna_md_port_down(md, side,
                                                 iface->side[side].port_num);
+        if (iface->fo.port_down[side] && !down[side]) {
+            /* what re-protection's time is measured from */
+            iface->fo.port_up_time[side] = ucs_get_time();
+        }
+        iface->fo.port_down[side] = down[side];
         if (!down[side] &&
             ((side == UCT_RC_VARUNA_SIDE_PRIMARY) || iface->has_standby)) {
             /* what re-protection sends the peer */
@@ -1094,6 +1099,18 @@ ucs_status_t uct_rc_varuna_iface_failover_init(uct_rc_varuna_iface_t *iface,
                                                config->last_wqe_timeout);
     iface->config.reprotect_timeout  = ucs_time_from_sec(
                                                config->reprotect_timeout);
+
+    /* the control requests' own send CQ entries, out of the operations'
+     * (rc/base counts what the CQ holds, less one) */
+    iface->fo.ctrl_cq_available = ucs_min(UCT_RC_VARUNA_CTRL_CQ_RESERVE,
+                                          iface->super.tx.cq_available / 4);
+    if (iface->fo.ctrl_cq_available < 1) {
+        ucs_error("rc_varuna: UCX_RC_VARUNA_TX_CQ_LEN=%u leaves no send CQ "
+                  "entries for control requests (at least 5)",
+                  iface->super.config.tx_cq_len);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    iface->super.tx.cq_available -= iface->fo.ctrl_cq_available;
 
     iface->fo.cls_len = ucs_roundup_pow2(iface->config.tx_max_wr);
     iface->fo.cls     = ucs_calloc(iface->fo.cls_len, sizeof(*iface->fo.cls),

@@ -460,6 +460,19 @@ const char *uct_rc_varuna_lane_str(uct_rc_varuna_iface_t *iface,
     return buf;
 }
 
+const char *uct_rc_varuna_lane_state_str(uct_rc_varuna_lane_state_t state)
+{
+    static const char *names[] = {
+        [UCT_RC_VARUNA_LANE_IDLE]         = "idle",
+        [UCT_RC_VARUNA_LANE_ACTIVE]       = "active",
+        [UCT_RC_VARUNA_LANE_STANDBY]      = "standby",
+        [UCT_RC_VARUNA_LANE_FAILED]       = "failed",
+        [UCT_RC_VARUNA_LANE_RECONNECTING] = "reconnecting"
+    };
+
+    return (state < ucs_static_array_size(names)) ? names[state] : "unknown";
+}
+
 /* The expected PSN of our QP on a lane: which of the peer's requests it
  * has executed (section 3.4). Queried after the QP is in ERR, so final. */
 int uct_rc_varuna_lane_rq_psn(uct_rc_varuna_lane_t *lane,

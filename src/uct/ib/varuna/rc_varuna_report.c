@@ -197,6 +197,32 @@ void uct_rc_varuna_ep_report_purge(uct_rc_varuna_iface_t *iface,
     fflush(iface->fo.report);
 }
 
+/* A lane that is the standby again: the JSON line. How long the endpoint
+ * was without a standby, and how long of that with the lane's port up
+ * (re-protection's own time: a few round trips, unless something failed). */
+void uct_rc_varuna_ep_report_reprotected(uct_rc_varuna_iface_t *iface,
+                                         uct_rc_varuna_ep_t *ep,
+                                         const char *lane_name,
+                                         ucs_time_t now, ucs_time_t port_up)
+{
+    if (iface->fo.report == NULL) {
+        return;
+    }
+
+    fprintf(iface->fo.report,
+            "{\"event\":\"reprotected\",\"pid\":%d,\"ep\":\"%p\","
+            "\"epoch\":%u,\"lane\":\"%s\",\"initiator\":%s,"
+            "\"request\":%u,\"unprotected_ms\":%.3f,"
+            "\"port_up_to_reprotected_ms\":%.3f,\"at_us\":%.1f}\n",
+            getpid(), ep, ep->fo.epoch, lane_name,
+            ep->rp.initiator ? "true" : "false",
+            ep->rp.initiator ? ep->rp.attempt : ep->rp.peer_attempt,
+            (ep->rp.unprotected == 0) ? 0.0 :
+            ucs_time_to_msec(now - ep->rp.unprotected),
+            ucs_time_to_msec(port_up), ucs_time_to_usec(now));
+    fflush(iface->fo.report);
+}
+
 /* A failover's numbers into the interface's counters */
 void uct_rc_varuna_iface_count_failover(uct_rc_varuna_iface_t *iface,
                                         const uct_rc_varuna_report_t *rep)
@@ -229,6 +255,7 @@ static const struct {
     UCT_RC_VARUNA_COUNTER(failovers),
     UCT_RC_VARUNA_COUNTER(recovered),
     UCT_RC_VARUNA_COUNTER(reprotected),
+    UCT_RC_VARUNA_COUNTER(reprotect_late),
     UCT_RC_VARUNA_COUNTER(in_flight),
     UCT_RC_VARUNA_COUNTER(resent_ops),
     UCT_RC_VARUNA_COUNTER(resent_bytes),

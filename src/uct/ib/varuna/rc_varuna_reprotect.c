@@ -50,8 +50,9 @@ static unsigned uct_rc_varuna_ep_msg_lane(uct_rc_varuna_ep_t *ep)
 
 /* ------------------------------------------------------------------------
  * Control requests: outside the operations' sequence and send credits (each
- * QP has UCT_RC_VARUNA_CTRL_WR_RESERVE entries of its own for them), but
- * holding a CQ entry like any request.
+ * QP has UCT_RC_VARUNA_CTRL_WR_RESERVE entries of its own for them), and
+ * outside their CQ credits: each holds one of the interface's
+ * UCT_RC_VARUNA_CTRL_CQ_RESERVE entries (fo.ctrl_cq_available).
  * ------------------------------------------------------------------------ */
 
 static int uct_rc_varuna_ctrl_room(uct_rc_varuna_iface_t *iface,
@@ -59,7 +60,7 @@ static int uct_rc_varuna_ctrl_room(uct_rc_varuna_iface_t *iface,
 {
     return (ep->lane[lane].qp != NULL) &&
            (ep->ctrl.inflight[lane] < UCT_RC_VARUNA_CTRL_WR_RESERVE) &&
-           (iface->super.tx.cq_available > 0);
+           (iface->fo.ctrl_cq_available > 0);
 }
 
 static ucs_status_t uct_rc_varuna_ctrl_post(uct_rc_varuna_iface_t *iface,
@@ -79,7 +80,7 @@ static ucs_status_t uct_rc_varuna_ctrl_post(uct_rc_varuna_iface_t *iface,
     }
 
     ep->ctrl.inflight[lane]++;
-    iface->super.tx.cq_available--;
+    iface->fo.ctrl_cq_available--;
     if (kind != UCT_RC_VARUNA_CTRL_WR_DRAIN) {
         /* its packets take PSNs of the lane like any request: the PSN
          * accounting of a later failover on this lane must see them */
@@ -269,6 +270,11 @@ void uct_rc_varuna_ep_ctrl_kick(uct_rc_varuna_ep_t *ep)
              UCT_RC_VARUNA_CTRL_FAILOVER) &&
             (ep->fo.report.t_notice == 0)) {
             ep->fo.report.t_notice = ucs_get_time();
+        } else if (ep->ctrl.msgq[ep->ctrl.msgq_head].type ==
+                   UCT_RC_VARUNA_CTRL_REPROTECT_REQ) {
+            /* the answer's timeout runs from here: a request that waited
+             * for room was not lost */
+            ep->rp.sent = ucs_get_time();
         }
         ep->ctrl.msgq_head = (ep->ctrl.msgq_head + 1) %
                              UCT_RC_VARUNA_CTRL_MSGQ_LEN;
@@ -316,8 +322,15 @@ void uct_rc_varuna_ep_ctrl_kick(uct_rc_varuna_ep_t *ep)
 void uct_rc_varuna_ep_reprotect_list(uct_rc_varuna_ep_t *ep)
 {
     uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
+    unsigned other               = uct_rc_varuna_other_lane(ep->active);
 
     uct_rc_varuna_iface_reprotect_recheck(iface);
+    if ((ep->rp.unprotected == 0) &&
+        (ep->lane[other].state != UCT_RC_VARUNA_LANE_STANDBY)) {
+        /* what the report and the late check measure from */
+        ep->rp.unprotected = ucs_get_time();
+        ep->rp.late_said   = 0;
+    }
     if (!ep->rp.listed) {
         ucs_list_add_tail(&iface->fo.reprotect, &ep->rp.list);
         ep->rp.listed = 1;
@@ -371,6 +384,83 @@ static void uct_rc_varuna_ep_reprotect_send_done(uct_rc_varuna_ep_t *ep)
 }
 
 /*
+ * The probe READ over a reconnected lane (initiator). With no room for it
+ * now (the lane's control entries, the interface's control CQ entries or a
+ * descriptor), a later check posts it: UCS_ERR_NO_RESOURCE. Giving up the
+ * lane instead made the initiator start over with a new request while the
+ * peer had connected, and with many endpoints doing so at once none got
+ * through. A lane that takes no request fails again.
+ */
+static ucs_status_t
+uct_rc_varuna_ep_reprotect_post_probe(uct_rc_varuna_iface_t *iface,
+                                      uct_rc_varuna_ep_t *ep, unsigned lane)
+{
+    if (ep->fo.log_desc == NULL) {
+        /* where the READ lands; back to the pool once it is done */
+        ep->fo.log_desc = ucs_mpool_get(&iface->short_desc_mp);
+    }
+    if ((ep->fo.log_desc == NULL) ||
+        !uct_rc_varuna_ctrl_room(iface, ep, lane)) {
+        uct_rc_varuna_iface_reprotect_recheck(iface);
+        return UCS_ERR_NO_RESOURCE;
+    }
+
+    ep->rp.probe_wait = 0;
+    if (uct_rc_varuna_post_log_read(iface, ep, lane) != UCS_OK) {
+        ep->lane[lane].state = UCT_RC_VARUNA_LANE_FAILED;
+        return UCS_ERR_IO_ERROR;
+    }
+    ep->rp.probing |= UCS_BIT(lane);
+    return UCS_OK;
+}
+
+/* How long the endpoint has been without a standby while the port of its
+ * lost lane was up (0 while that port is down, or with a standby) */
+static ucs_time_t uct_rc_varuna_ep_unprotected_up(uct_rc_varuna_iface_t *iface,
+                                                  uct_rc_varuna_ep_t *ep,
+                                                  unsigned lane,
+                                                  ucs_time_t now)
+{
+    ucs_time_t since;
+
+    if ((ep->rp.unprotected == 0) ||
+        !uct_rc_varuna_ep_lane_port_up(iface, lane)) {
+        return 0;
+    }
+    since = ucs_max(ep->rp.unprotected, iface->fo.port_up_time[lane]);
+    return (now > since) ? (now - since) : 0;
+}
+
+/* Re-protection takes a few round trips: an endpoint still without a
+ * standby REPROTECT_TIMEOUT after the port came back says so, once (log
+ * line, counter reprotect_late). Its peer's port may still be down, or the
+ * path passes nothing (its probe fails), or re-protection is stuck: the
+ * next failure of its active lane ends it. */
+static void uct_rc_varuna_ep_reprotect_late(uct_rc_varuna_iface_t *iface,
+                                            uct_rc_varuna_ep_t *ep,
+                                            unsigned lane, ucs_time_t now)
+{
+    ucs_time_t waited;
+    char name[64];
+
+    if (ep->rp.late_said) {
+        return;
+    }
+    waited = uct_rc_varuna_ep_unprotected_up(iface, ep, lane, now);
+    if (waited < iface->config.reprotect_timeout) {
+        return;
+    }
+    ep->rp.late_said = 1;
+    iface->fo.reprotect_late++;
+    ucs_diag("rc_varuna: ep %p: no standby for %.0f ms since port of lane %s "
+             "came back (%u requests so far, lane %s): one more failure ends "
+             "the endpoint", ep, ucs_time_to_msec(waited),
+             uct_rc_varuna_lane_str(iface, lane, name, sizeof(name)),
+             ep->rp.attempt,
+             uct_rc_varuna_lane_state_str(ep->lane[lane].state));
+}
+
+/*
  * The initiator resets its failed lane and asks the peer to do the same.
  * Returns 1 if the endpoint has something to do at a later check (a
  * message to post, an answer's timeout, a back-off), 0 if only an event
@@ -382,7 +472,9 @@ int uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
 {
     unsigned lane = uct_rc_varuna_other_lane(ep->active);
     uct_rc_varuna_ctrl_msg_t *msg;
+    ucs_status_t status;
 
+    uct_rc_varuna_ep_reprotect_late(iface, ep, lane, now);
     if (ep->ctrl.msgq_count > 0) {
         uct_rc_varuna_ep_ctrl_kick(ep); /* ones that could not be posted */
     }
@@ -411,12 +503,25 @@ int uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
         if (ep->rp.probing & UCS_BIT(lane)) {
             return 0; /* its READ completes or fails by itself */
         }
-        if (now < ep->rp.sent + iface->config.reprotect_timeout) {
+        if (ep->rp.probe_wait) {
+            status = uct_rc_varuna_ep_reprotect_post_probe(iface, ep, lane);
+            if (status == UCS_OK) {
+                return 0;
+            }
+        } else {
+            status = UCS_ERR_NO_RESOURCE;
+        }
+        if ((status == UCS_ERR_NO_RESOURCE) &&
+            (now < ep->rp.sent + iface->config.reprotect_timeout)) {
             return 1;
         }
-        ucs_debug("rc_varuna: ep %p: no answer to re-protection %u", ep,
-                  ep->rp.attempt);
-        ep->lane[lane].state = UCT_RC_VARUNA_LANE_FAILED;
+        if (ep->lane[lane].state == UCT_RC_VARUNA_LANE_RECONNECTING) {
+            ucs_diag("rc_varuna: ep %p: re-protection %u of lane %u: %s "
+                     "within %.0f ms, asking again", ep, ep->rp.attempt,
+                     lane, ep->rp.probe_wait ? "no room for the probe" :
+                     "no answer", ucs_time_to_msec(now - ep->rp.sent));
+            ep->lane[lane].state = UCT_RC_VARUNA_LANE_FAILED;
+        }
     }
 
     if ((ep->lane[lane].state != UCT_RC_VARUNA_LANE_FAILED) ||
@@ -438,9 +543,10 @@ int uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
     if (uct_rc_varuna_lane_reset(iface, ep, lane) != UCS_OK) {
         return 1;
     }
-    ep->rp.lane = (uint8_t)lane;
-    ep->rp.psn  = ep->lane[lane].sq_psn;
-    ep->rp.sent = now;
+    ep->rp.probe_wait = 0;
+    ep->rp.lane       = (uint8_t)lane;
+    ep->rp.psn        = ep->lane[lane].sq_psn;
+    ep->rp.sent       = now;
     ep->rp.attempt++;
     msg = uct_rc_varuna_ep_queue_msg(ep, UCT_RC_VARUNA_CTRL_REPROTECT_REQ,
                                      lane, ep->rp.psn, ep->rp.attempt);
@@ -454,16 +560,25 @@ static void uct_rc_varuna_ep_reprotect_done(uct_rc_varuna_iface_t *iface,
                                             uct_rc_varuna_ep_t *ep,
                                             unsigned lane)
 {
+    ucs_time_t now = ucs_get_time();
+    ucs_time_t up  = uct_rc_varuna_ep_unprotected_up(iface, ep, lane, now);
     char buf[64];
+
+    uct_rc_varuna_lane_str(iface, lane, buf, sizeof(buf));
+    ucs_diag("rc_varuna: ep %p: lane %s is the standby again, %.1f ms after "
+             "its port came back (request %u)", ep, buf,
+             ucs_time_to_msec(up),
+             ep->rp.initiator ? ep->rp.attempt : ep->rp.peer_attempt);
+    uct_rc_varuna_ep_report_reprotected(iface, ep, buf, now, up);
 
     ep->lane[lane].state = UCT_RC_VARUNA_LANE_STANDBY;
     ep->rp.backoff       = 0;
+    ep->rp.probe_wait    = 0;
+    ep->rp.unprotected   = 0;
     iface->fo.reprotected++;
     if (!ep->rp.done_pending) {
         uct_rc_varuna_ep_reprotect_unlist(ep);
     }
-    ucs_diag("rc_varuna: ep %p: lane %s is the standby again", ep,
-             uct_rc_varuna_lane_str(iface, lane, buf, sizeof(buf)));
     uct_rc_varuna_ep_failover_noticed(ep);
 }
 
@@ -495,18 +610,8 @@ uct_rc_varuna_ep_reprotect_connect(uct_rc_varuna_iface_t *iface,
         return UCS_OK; /* RECONNECTING until the initiator's DONE */
     }
 
-    if (ep->fo.log_desc == NULL) {
-        /* where the READ lands; back to the pool once it is done */
-        ep->fo.log_desc = ucs_mpool_get(&iface->short_desc_mp);
-    }
-    if ((ep->fo.log_desc == NULL) ||
-        !uct_rc_varuna_ctrl_room(iface, ep, lane) ||
-        (uct_rc_varuna_post_log_read(iface, ep, lane) != UCS_OK)) {
-        ep->lane[lane].state = UCT_RC_VARUNA_LANE_FAILED;
-        return UCS_ERR_NO_RESOURCE;
-    }
-    ep->rp.probing |= UCS_BIT(lane);
-    return UCS_OK;
+    ep->rp.probe_wait = 1;
+    return uct_rc_varuna_ep_reprotect_post_probe(iface, ep, lane);
 }
 
 /* The probe READ of a re-protected lane completed (initiator) */
@@ -601,7 +706,7 @@ void uct_rc_varuna_ep_ctrl_completion(uct_rc_varuna_ep_t *ep, unsigned lane,
 
     ucs_assert(ep->ctrl.inflight[lane] > 0);
     ep->ctrl.inflight[lane]--;
-    uct_rc_iface_add_cq_credits(&iface->super, 1);
+    iface->fo.ctrl_cq_available++;
     uct_rc_varuna_iface_reprotect_recheck(iface);
     if (kind == UCT_RC_VARUNA_CTRL_WR_PROBE) {
         ep->ctrl.stall_probe = 0;
