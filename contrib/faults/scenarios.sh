@@ -25,9 +25,11 @@
 #   loss-A loss-B  100 % loss A->B / B->A on link 1: silent, no port event
 #   blanket        down-A with UCX_RC_VARUNA_RECOVERY=blanket: must show an
 #                  operation executed twice (the checks see duplicates)
-#   cycles:N       one endpoint pair through N fail/heal cycles, links and
-#                  sides alternating (1A, 2A, 1B, 2B, ...), each re-protected
-#                  before the next fault; default N 4
+#   cycles:N[:E]   one endpoint pair (E pairs: the client's rounds spread
+#                  over E endpoints) through N fail/heal cycles, links and
+#                  sides alternating (1A, 2A, 1B, 2B, ...), every endpoint
+#                  re-protected on both sides before the next fault;
+#                  default N 4, E 1
 #   mpi:N[:R]      N runs of test/mpi/bidir_failover (Open MPI, R ranks,
 #                  default 2: even ranks on A, odd ones on B; verified
 #                  alltoall plus fetch-and-op with flush, every direction,
@@ -207,6 +209,8 @@ sc_reports()
         SC_REPORTS=$((SC_REPORTS + 1))
         SC_CAUSES+="$(sc_json cause "$line") "
         SC_CONFLICTS=$((SC_CONFLICTS + $(sc_json conflicts "$line")))
+        # many endpoints: the first reports, then the count
+        [[ $SC_REPORTS -le 8 ]] || continue
         printf '   failover pid %s %s -> %s, %s: in flight %s, executed %s,' \
             "$(sc_json pid "$line")" "$(sc_json from "$line")" \
             "$(sc_json to "$line")" "$(sc_json cause "$line")" \
@@ -216,6 +220,22 @@ sc_reports()
             "$(sc_json resent_ops "$line")" "$(sc_json blanket_ops "$line")" \
             "$(sc_json detect_to_recovered_us "$line")"
     done <"$SC_DIR/report.json"
+    [[ $SC_REPORTS -le 8 ]] ||
+        echo "   ... $((SC_REPORTS - 8)) more failovers: $(sc_tally $SC_CAUSES)"
+}
+
+# The reports' re-protections: SC_REPROTECTED = their number, and a line
+# with the time from the port's return to the standby (median, max)
+sc_reprotections()
+{
+    SC_REPROTECTED=0
+    [[ -r $SC_DIR/report.json ]] || return
+    SC_REPROTECTED=$(grep -c '"event":"reprotected"' "$SC_DIR/report.json")
+    grep '"event":"reprotected"' "$SC_DIR/report.json" |
+        sed 's/.*"port_up_to_reprotected_ms":\([0-9.]*\).*/\1/' | sort -n |
+        awk '{ v[NR] = $1 } END { if (NR) printf "   %d re-protections: " \
+             "port up to standby median %.1f ms, max %.1f ms\n", NR, \
+             v[int((NR + 1) / 2)], v[NR] }'
 }
 
 
@@ -682,21 +702,36 @@ sc_wait_both()
     return 1
 }
 
-# N fail/heal cycles on one endpoint pair: fault, both sides fail over,
-# heal, both sides re-protect (the failed lane is the standby again), next
-# fault on the other link
+# N fail/heal cycles on E endpoint pairs: fault, every endpoint of both
+# sides fails over, heal, every one re-protects (the failed lane is its
+# standby again), next fault on the other link
 sc_cycles()
 {
-    local n=$1 i link side t0 t1 t2 done_cycles=0 rounds=60000
+    local n=$1 eps=${2:-1} i link side t0 t1 t2 done_cycles=0 rounds=60000
+    local name=cycles
+    [[ $eps -gt 1 ]] && name=cycles-$eps
     # generous: on a loaded host TCG runs several times slower (a cycle
     # took up to 25 s, and a 3-cycle run hit a limit of 120 s)
-    SC_LIMIT=$((180 + n * 40))
-    # the client must outlive the cycles (the backend says how long one
-    # takes: ~6 s under TCG)
-    export VARUNA_DEMO_PACE_US=$((n * SC_CYCLE_SECS * 1000000 / rounds + 200))
-    sc_mark "cycles: $n fail/heal cycles on one endpoint pair" \
-             "(varuna_demo paced at $VARUNA_DEMO_PACE_US us a round)"
-    sc_start cycles $rounds
+    SC_LIMIT=$((180 + n * (40 + eps / 2)))
+    if [[ $eps -eq 1 ]]; then
+        # the client must outlive the cycles (the backend says how long
+        # one takes: ~6 s under TCG)
+        export VARUNA_DEMO_PACE_US=$((n * SC_CYCLE_SECS * 1000000 / rounds +
+                                      200))
+        sc_mark "cycles: $n fail/heal cycles on one endpoint pair" \
+                 "(varuna_demo paced at $VARUNA_DEMO_PACE_US us a round)"
+    else
+        # as fast as it goes, as a job does: the receive queues always
+        # busy, the send CQ credits taken as they come back. The client
+        # stops when the cycles are done.
+        rounds=4000000
+        export VARUNA_DEMO_EPS=$eps VARUNA_DEMO_WINDOW=$((2 * eps))
+        export VARUNA_DEMO_STOP=$SC_LOGS/$name/stop
+        sc_mark "cycles: $n fail/heal cycles on $eps endpoint pairs" \
+                 "(varuna_demo unpaced, $VARUNA_DEMO_WINDOW rounds in flight)"
+    fi
+    sc_start $name $rounds
+    unset VARUNA_DEMO_EPS VARUNA_DEMO_WINDOW VARUNA_DEMO_STOP
     sc_wait_round 1
     for ((i = 1; i <= n; i++)); do
         link=$((1 + (i - 1) % 2))
@@ -706,17 +741,20 @@ sc_cycles()
         t0=$(sc_us)
         sc_event "cycle $i: link_down $link $side"
         link_down $link $side
-        if ! sc_wait_both "failing over from" $i 20; then
-            sc_bad "cycle $i: no failover on both sides"
+        if ! sc_wait_both "failing over from" $((i * eps)) 20; then
+            sc_bad "cycle $i: not every endpoint failed over on both sides"
             break
         fi
         t1=$(sc_us)
         fsleep 0.5
         link_heal $link
         sc_event "cycle $i: link_heal $link"
-        if ! sc_wait_both "is the standby again" $i 30; then
-            sc_bad "cycle $i: no re-protection on both sides within 30 s" \
-                    "of the heal"
+        if ! sc_wait_both "is the standby again" $((i * eps)) 30; then
+            sc_bad "cycle $i: not every endpoint re-protected on both" \
+                    "sides within 30 s of the heal (client" \
+                    "$(sc_count "$SC_DIR/client.log" "is the standby again")," \
+                    "server $(sc_count "$SC_DIR/server.log" \
+                              "is the standby again") of $((i * eps)))"
             break
         fi
         t2=$(sc_us)
@@ -725,17 +763,22 @@ sc_cycles()
                  "$(sc_secs $((t2 - t1))) s after the fault was seen"
         done_cycles=$i
     done
+    touch "$SC_DIR/stop"
     sc_end
     unset VARUNA_DEMO_PACE_US
     link_heal 1
     link_heal 2
     sc_reports
-    if [[ $done_cycles -eq $n && $SC_OK -eq 1 && $SC_CONFLICTS -eq 0 ]]; then
-        sc_ok "cycles: $n fail/heal cycles, each failed over and" \
-               "re-protected, exactly once; $SC_REPORTS failovers ($SC_SECS s)"
+    sc_reprotections
+    if [[ $done_cycles -eq $n && $SC_OK -eq 1 && $SC_CONFLICTS -eq 0 &&
+          $SC_REPROTECTED -ge $((2 * n * eps)) ]]; then
+        sc_ok "$name: $n fail/heal cycles on $eps endpoint pair(s), each" \
+               "failed over and re-protected, exactly once; $SC_REPORTS" \
+               "failovers, $SC_REPROTECTED re-protections ($SC_SECS s)"
     else
-        sc_bad "cycles: $done_cycles of $n cycles, ok=$SC_OK" \
-                "conflicts=$SC_CONFLICTS (logs: $SC_DIR)"
+        sc_bad "$name: $done_cycles of $n cycles, ok=$SC_OK" \
+                "conflicts=$SC_CONFLICTS re-protections=$SC_REPROTECTED" \
+                "(logs: $SC_DIR)"
     fi
 }
 
@@ -925,7 +968,7 @@ for sc in $list; do
     loss-B)   sc_single loss-B "link_blackhole 1 B" ;;
     blanket)  sc_blanket ;;
     cycles)   sc_cycles 4 ;;
-    cycles:*) sc_cycles ${sc#cycles:} ;;
+    cycles:*) sc_cycles $(IFS=:; echo ${sc#cycles:}) ;;
     demo)     sc_demo ;;
     lane)     sc_lane ;;
     lane:*)   sc_lane ${sc#lane:} ;;

@@ -38,6 +38,10 @@
  * 16): every endpoint fails over, and is re-protected, with the link. The
  * server then checks each active message once, and in order per endpoint.
  *
+ * VARUNA_DEMO_STOP=FILE makes the client stop starting rounds once FILE
+ * exists (looked at every 1024 rounds): ROUNDS is then an upper bound, and
+ * an unpaced client runs exactly as long as the fault script needs.
+ *
  * VARUNA_DEMO_IDLE=S (with VARUNA_DEMO_WAKEUP) makes the client, once its
  * rounds are done and flushed, wait S seconds for events with nothing to
  * do, and say how much CPU the process (every thread of it: UCX's, the
@@ -556,7 +560,7 @@ static int demo_client(const char *host, int port, uint64_t rounds)
     uint64_t counter, *slots, num_slots;
     ucs_status_t status;
     char port_str[16];
-    const char *pace_env;
+    const char *pace_env, *stop_file;
     double start, pace;
     ucp_rkey_h *rkeys    = calloc(num_eps, sizeof(*rkeys));
     ucp_ep_h *eps        = calloc(num_eps, sizeof(*eps));
@@ -624,7 +628,8 @@ static int demo_client(const char *host, int port, uint64_t rounds)
         demo_die("rounds", UCS_ERR_NO_MEMORY);
     }
 
-    pace_env = getenv("VARUNA_DEMO_PACE_US");
+    stop_file = getenv("VARUNA_DEMO_STOP");
+    pace_env  = getenv("VARUNA_DEMO_PACE_US");
     pace     = (pace_env != NULL) ? strtod(pace_env, NULL) * 1e-6 : 0;
 
     printf("client: running %lu rounds (put + fetch-add + active message) "
@@ -675,6 +680,15 @@ static int demo_client(const char *host, int port, uint64_t rounds)
 
         if (pace > 0) {
             demo_progress_until(start + r * pace);
+        }
+        if ((stop_file != NULL) && ((r % 1024) == 0) && (r > 0) &&
+            (access(stop_file, F_OK) == 0)) {
+            printf("client: %s exists: stopping after %lu rounds\n",
+                   stop_file, (unsigned long)r);
+            fflush(stdout);
+            rounds    = r;
+            num_slots = (rounds < DEMO_NUM_SLOTS) ? rounds : DEMO_NUM_SLOTS;
+            continue;
         }
 
         demo_round_t *cur = &window[w];

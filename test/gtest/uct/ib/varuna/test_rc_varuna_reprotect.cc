@@ -1,0 +1,386 @@
+/**
+ * Copyright (C) rc_varuna authors 2026. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#include "rc_varuna_failover_harness.h"
+
+
+/*
+ * Re-protection at scale (docs/design.md section 5.6): many endpoints on
+ * one interface pair through alternating fail/heal cycles, with traffic the
+ * way UCP makes it. Each endpoint's traffic is a pending request that posts
+ * until the transport says no and stays queued, so the operations take the
+ * send CQ credits a progress call frees within that same call (rc/base
+ * dispatches the pending queues after the send completions), and the
+ * active messages keep the receiver's receive queue busy. Two ways
+ * re-protection of many endpoints used to starve there: its control
+ * requests found no CQ credit left, and a progress call that found
+ * receives never looked at port events or the periodic check.
+ *
+ * After each heal every endpoint must have its standby back, on both sides,
+ * within RECOVERY_BOUND_MS and before the next failure. At the end, the
+ * receiver's memory says each add executed exactly once (a counter per
+ * endpoint equals the adds posted on it), each slot holds the last put of
+ * its endpoint, and each endpoint's active messages arrived once and in
+ * order.
+ */
+class test_rc_varuna_reprotect : public test_rc_varuna_fo_base {
+protected:
+    enum {
+        NUM_EPS           = 64,
+        CYCLES            = 20,
+        BURST             = 4,  /* put + add + AM, per callback */
+        AM_ID_MANY        = 9,
+        RECOVERY_BOUND_MS = 5000
+    };
+
+    struct ep_traffic {
+        uct_pending_req_t        req;
+        test_rc_varuna_reprotect *test;
+        unsigned                 index;
+        bool                     queued;
+        uint64_t                 adds;      /* posted with UCS_OK */
+        uint64_t                 last_put;  /* the last value put */
+        uint64_t                 am_sent;
+    };
+
+    test_rc_varuna_reprotect() : m_stop(false), m_am_wrong(0) {}
+
+    virtual void cleanup()
+    {
+        m_words.reset();
+        test_rc_varuna_fo_base::cleanup();
+    }
+
+    uct_ep_h ep_of(entity *e, unsigned i) const
+    {
+        return e->ep(i);
+    }
+
+    static uct_rc_varuna_ep_t *vep_of(entity *e, unsigned i)
+    {
+        return ucs_derived_of(e->ep(i), uct_rc_varuna_ep_t);
+    }
+
+    uint64_t *counter(unsigned i) const
+    {
+        return static_cast<uint64_t*>(m_words->ptr()) + i;
+    }
+
+    uint64_t *slot(unsigned i) const
+    {
+        return static_cast<uint64_t*>(m_words->ptr()) + NUM_EPS + i;
+    }
+
+    uint64_t remote(const uint64_t *p) const
+    {
+        return m_words->addr() +
+               ((const char*)p - (const char*)m_words->ptr());
+    }
+
+    static ucs_status_t am_many(void *arg, void *data, size_t length,
+                                unsigned flags)
+    {
+        test_rc_varuna_reprotect *self =
+                reinterpret_cast<test_rc_varuna_reprotect*>(arg);
+        uint64_t v;
+
+        memcpy(&v, data, sizeof(v));
+        unsigned index = (unsigned)(v >> 40);
+        uint64_t seq   = v & ((1ull << 40) - 1);
+        if ((index >= NUM_EPS) || (seq != self->m_am_next[index])) {
+            ++self->m_am_wrong;
+        } else {
+            ++self->m_am_next[index];
+        }
+        return UCS_OK;
+    }
+
+    /* Post what the endpoint takes: put, add, active message, until the
+     * transport says no; true if it took everything of a burst */
+    bool post_some(ep_traffic &t)
+    {
+        uct_ep_h ep = ep_of(m_s, t.index);
+        ucs_status_t status;
+        uint64_t value, am;
+
+        for (unsigned n = 0; n < BURST; ++n) {
+            value  = t.last_put + 1;
+            status = uct_ep_put_short(ep, &value, sizeof(value),
+                                      remote(slot(t.index)), m_words->rkey());
+            if (status != UCS_OK) {
+                EXPECT_EQ(UCS_ERR_NO_RESOURCE, status);
+                return false;
+            }
+            t.last_put = value;
+
+            status = uct_ep_atomic64_post(ep, UCT_ATOMIC_OP_ADD, 1,
+                                          remote(counter(t.index)),
+                                          m_words->rkey());
+            if (status != UCS_OK) {
+                EXPECT_EQ(UCS_ERR_NO_RESOURCE, status);
+                return false;
+            }
+            ++t.adds;
+
+            am     = ((uint64_t)t.index << 40) | t.am_sent;
+            status = uct_ep_am_short(ep, AM_ID_MANY, am, NULL, 0);
+            if (status != UCS_OK) {
+                EXPECT_EQ(UCS_ERR_NO_RESOURCE, status);
+                return false;
+            }
+            ++t.am_sent;
+        }
+        return true;
+    }
+
+    static ucs_status_t pending_cb(uct_pending_req_t *req)
+    {
+        ep_traffic *t = ucs_container_of(req, ep_traffic, req);
+
+        if (t->test->m_stop) {
+            t->queued = false;
+            return UCS_OK;
+        }
+        /* as UCP's pending requests do: done (queued again by the test's
+         * loop), or refused and still queued */
+        if (t->test->post_some(*t)) {
+            t->queued = false;
+            return UCS_OK;
+        }
+        return UCS_ERR_NO_RESOURCE;
+    }
+
+    /* Keep every endpoint's traffic queued as a pending request */
+    void queue_traffic()
+    {
+        for (unsigned i = 0; i < NUM_EPS; ++i) {
+            ep_traffic &t = m_traffic[i];
+            while (!t.queued && !m_stop) {
+                if (post_some(t)) {
+                    continue;
+                }
+                ucs_status_t status = uct_ep_pending_add(ep_of(m_s, i),
+                                                         &t.req, 0);
+                if (status == UCS_OK) {
+                    t.queued = true;
+                } else {
+                    ASSERT_EQ(UCS_ERR_BUSY, status);
+                }
+            }
+        }
+    }
+
+    bool all(bool (*pred)(uct_rc_varuna_ep_t*, unsigned), unsigned arg)
+    {
+        for (unsigned i = 0; i < NUM_EPS; ++i) {
+            if (!pred(vep_of(m_s, i), arg) || !pred(vep_of(m_r, i), arg)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    static bool moved_to(uct_rc_varuna_ep_t *ep, unsigned lane)
+    {
+        return (ep->active == lane) &&
+               (ep->fo.state == UCT_RC_VARUNA_FO_IDLE);
+    }
+
+    static bool protected_(uct_rc_varuna_ep_t *ep, unsigned)
+    {
+        return uct_rc_varuna_ep_has_standby(ep);
+    }
+
+    std::string unprotected() const
+    {
+        std::stringstream ss;
+        unsigned count = 0;
+
+        for (unsigned i = 0; i < NUM_EPS; ++i) {
+            entity *e[2] = {m_s, m_r};
+            for (unsigned s = 0; s < 2; ++s) {
+                uct_rc_varuna_ep_t *ep = vep_of(e[s], i);
+                if (!uct_rc_varuna_ep_has_standby(ep) && (count++ < 4)) {
+                    ss << (s ? " receiver" : " sender") << " ep " << i
+                       << ": " << rp_state_of(ep) << ";";
+                }
+            }
+        }
+        ss << " " << count << " endpoints without a standby";
+        return ss.str();
+    }
+
+    void run_traffic(double ms)
+    {
+        ucs_time_t until = ucs_get_time() + ucs_time_from_msec(ms);
+
+        while (ucs_get_time() < until) {
+            queue_traffic();
+            progress();
+        }
+    }
+
+    /* The endpoints that did not move to a lane, for a failure message */
+    std::string not_moved(unsigned lane) const
+    {
+        std::stringstream ss;
+        unsigned count = 0;
+
+        for (unsigned i = 0; i < NUM_EPS; ++i) {
+            entity *e[2] = {m_s, m_r};
+            for (unsigned s = 0; s < 2; ++s) {
+                uct_rc_varuna_ep_t *ep = vep_of(e[s], i);
+                if (!moved_to(ep, lane) && (count++ < 4)) {
+                    ss << (s ? " receiver" : " sender") << " ep " << i
+                       << ": active " << (unsigned)ep->active
+                       << ", failover state " << (unsigned)ep->fo.state
+                       << ";";
+                }
+            }
+        }
+        ss << " " << count << " endpoints not on lane " << lane;
+        return ss.str();
+    }
+
+    /* Progress with the traffic going until pred holds for every endpoint
+     * of both sides, or the deadline */
+    bool progress_until(bool (*pred)(uct_rc_varuna_ep_t*, unsigned),
+                        unsigned arg, ucs_time_t deadline)
+    {
+        while (!all(pred, arg)) {
+            if (ucs_get_time() > deadline) {
+                return false;
+            }
+            queue_traffic();
+            progress();
+        }
+        return true;
+    }
+
+    void flush_all(ucs_time_t deadline)
+    {
+        m_stop = true;
+        for (unsigned i = 0; i < NUM_EPS; ++i) {
+            uct_ep_pending_purge(ep_of(m_s, i), NULL, NULL);
+            m_traffic[i].queued = false;
+        }
+        for (unsigned i = 0; i < NUM_EPS; ++i) {
+            ucs_status_t status;
+            do {
+                progress();
+                status = uct_ep_flush(ep_of(m_s, i), 0, NULL);
+            } while (((status == UCS_INPROGRESS) ||
+                      (status == UCS_ERR_NO_RESOURCE)) &&
+                     (ucs_get_time() < deadline));
+            ASSERT_UCS_OK(status);
+        }
+        /* the last active messages to the receiver's handler */
+        while ((ucs_get_time() < deadline) && !ams_all_in()) {
+            progress();
+        }
+    }
+
+    bool ams_all_in() const
+    {
+        for (unsigned i = 0; i < NUM_EPS; ++i) {
+            if (m_am_next[i] < m_traffic[i].am_sent) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    bool m_stop;
+    unsigned m_am_wrong;
+    std::vector<uint64_t> m_am_next;
+    std::vector<ep_traffic> m_traffic;
+    ucs::auto_ptr<mapped_buffer> m_words;
+};
+
+/* The send CQ far smaller than the endpoints' send queues together:
+ * operations alone can take every CQ credit */
+UCS_TEST_P(test_rc_varuna_reprotect, many_endpoints_alternating_cycles,
+           "RC_TX_CQ_LEN=256")
+{
+    const unsigned cycles = ucs_max(2, CYCLES / ucs::test_time_multiplier());
+    std::vector<double> reprotect_ms;
+
+    if (!create_pair()) {
+        UCS_TEST_SKIP_R("no resource with four distinct ports");
+    }
+    for (unsigned i = 1; i < NUM_EPS; ++i) {
+        m_s->connect(i, *m_r, i);
+        m_r->connect(i, *m_s, i);
+    }
+    uct_iface_set_am_handler(m_r->iface(), AM_ID_MANY, am_many, this, 0);
+    m_words.reset(new mapped_buffer(2 * NUM_EPS * sizeof(uint64_t), 0, *m_r));
+    memset(m_words->ptr(), 0, m_words->length());
+    m_am_next.assign(NUM_EPS, 0);
+    m_traffic.resize(NUM_EPS);
+    for (unsigned i = 0; i < NUM_EPS; ++i) {
+        memset(&m_traffic[i], 0, sizeof(m_traffic[i]));
+        m_traffic[i].req.func = pending_cb;
+        m_traffic[i].test     = this;
+        m_traffic[i].index    = i;
+    }
+
+    for (unsigned cycle = 0; cycle < cycles; ++cycle) {
+        std::string what = "cycle " + ucs::to_string(cycle);
+        unsigned active  = vep_of(m_s, 0)->active;
+        port down        = side_port(m_s, active);
+        ucs_time_t t0;
+
+        /* traffic first: the failure meets operations in flight */
+        run_traffic(20);
+        m_softib.link(down.dev, down.num, false);
+        ASSERT_TRUE(progress_until(moved_to, 1 - active,
+                                   ucs_get_time() + ucs_time_from_sec(20)))
+                << what << ": not every endpoint failed over:"
+                << not_moved(1 - active);
+        ASSERT_EQ(0u, m_ep_errors) << what;
+
+        m_softib.link(down.dev, down.num, true);
+        t0 = ucs_get_time();
+        ASSERT_TRUE(progress_until(protected_, 0,
+                                   t0 + ucs_time_from_msec(RECOVERY_BOUND_MS)))
+                << what << ": re-protection not done within "
+                << RECOVERY_BOUND_MS << " ms of the heal:" << unprotected();
+        reprotect_ms.push_back(ucs_time_to_msec(ucs_get_time() - t0));
+    }
+
+    flush_all(ucs_get_time() + ucs_time_from_sec(20));
+    EXPECT_EQ(0u, m_ep_errors);
+    fail_on_problems("many_endpoints_alternating_cycles");
+
+    /* exactly once, as the receiver's memory says */
+    uint64_t adds = 0;
+    for (unsigned i = 0; i < NUM_EPS; ++i) {
+        EXPECT_EQ(m_traffic[i].adds, *counter(i))
+                << "ep " << i << ": adds " << ((*counter(i) >
+                                                m_traffic[i].adds) ?
+                                               "executed twice" : "lost");
+        EXPECT_EQ(m_traffic[i].last_put, *slot(i)) << "ep " << i;
+        EXPECT_EQ(m_traffic[i].am_sent, m_am_next[i]) << "ep " << i;
+        adds += m_traffic[i].adds;
+    }
+    EXPECT_EQ(0u, m_am_wrong) << "active messages duplicated or out of order";
+
+    /* every endpoint of both sides failed over and was re-protected in
+     * every cycle */
+    EXPECT_EQ(cycles * NUM_EPS, viface(m_s)->fo.failovers);
+    EXPECT_EQ(cycles * NUM_EPS, viface(m_s)->fo.reprotected);
+    EXPECT_EQ(cycles * NUM_EPS, viface(m_r)->fo.reprotected);
+    EXPECT_EQ(0u, viface(m_s)->fo.reprotect_late);
+    EXPECT_EQ(0u, viface(m_r)->fo.reprotect_late);
+
+    std::sort(reprotect_ms.begin(), reprotect_ms.end());
+    UCS_TEST_MESSAGE << NUM_EPS << " endpoints, " << cycles << " cycles, "
+                     << adds << " adds: heal to all re-protected median "
+                     << reprotect_ms[reprotect_ms.size() / 2] << " ms, max "
+                     << reprotect_ms.back() << " ms";
+}
+
+_UCT_INSTANTIATE_TEST_CASE(test_rc_varuna_reprotect, rc_varuna)
