@@ -310,6 +310,7 @@ typedef struct uct_rc_varuna_iface {
         int                 ctrl_cq_available;/* send CQ entries for control
                                                  requests (apart from
                                                  super.tx.cq_available) */
+        int                 ctrl_cq_reserve;  /* ... of how many */
         uint8_t             port_down[UCT_RC_VARUNA_NUM_SIDES]; /* as the
                                                  last port event saw it */
         ucs_time_t          port_up_time[UCT_RC_VARUNA_NUM_SIDES]; /* when

@@ -1110,6 +1110,7 @@ ucs_status_t uct_rc_varuna_iface_failover_init(uct_rc_varuna_iface_t *iface,
                   iface->super.config.tx_cq_len);
         return UCS_ERR_INVALID_PARAM;
     }
+    iface->fo.ctrl_cq_reserve     = iface->fo.ctrl_cq_available;
     iface->super.tx.cq_available -= iface->fo.ctrl_cq_available;
 
     iface->fo.cls_len = ucs_roundup_pow2(iface->config.tx_max_wr);

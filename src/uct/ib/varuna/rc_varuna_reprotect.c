@@ -167,7 +167,12 @@ ucs_status_t uct_rc_varuna_ep_post_probe(uct_rc_varuna_ep_t *ep)
     struct ibv_send_wr wr;
     ucs_status_t status;
 
-    if (!uct_rc_varuna_ctrl_room(iface, ep, ep->active)) {
+    /* at most half of the control CQ entries: a stuck lane holds its
+     * probe until it moves or fails, and re-protection and failovers need
+     * theirs meanwhile (seen on rxe: 64 endpoints probing their stalled
+     * lanes took every entry, and re-protection waited for seconds) */
+    if (!uct_rc_varuna_ctrl_room(iface, ep, ep->active) ||
+        (iface->fo.ctrl_cq_available <= iface->fo.ctrl_cq_reserve / 2)) {
         return UCS_ERR_NO_RESOURCE;
     }
 
@@ -453,10 +458,11 @@ static void uct_rc_varuna_ep_reprotect_late(uct_rc_varuna_iface_t *iface,
     ep->rp.late_said = 1;
     iface->fo.reprotect_late++;
     ucs_diag("rc_varuna: ep %p: no standby for %.0f ms since port of lane %s "
-             "came back (%u requests so far, lane %s): one more failure ends "
+             "came back (%s %u requests, lane %s): one more failure ends "
              "the endpoint", ep, ucs_time_to_msec(waited),
              uct_rc_varuna_lane_str(iface, lane, name, sizeof(name)),
-             ep->rp.attempt,
+             ep->rp.initiator ? "sent" : "the peer's last of",
+             ep->rp.initiator ? ep->rp.attempt : ep->rp.peer_attempt,
              uct_rc_varuna_lane_state_str(ep->lane[lane].state));
 }
 
