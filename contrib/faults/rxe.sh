@@ -34,6 +34,11 @@ SC_A3=rxe4 SC_A4=rxe5 SC_B3=rxe6 SC_B4=rxe7
 RXE_LINKS="1 2"                 # wired so far
 SC_CYCLE_SECS=6                 # a fail/heal cycle under TCG, generous
 SC_WAKEUP_MS=-1                 # wakeup mode: sleep until an event
+# cycles with many endpoints: a round every 2 ms. Unpaced, 64 endpoints keep
+# both emulated CPUs busy and the guest's rxe acknowledges late: the
+# watchdog fails healthy lanes over (199 such failovers in 5 cycles) and
+# endpoints end (contrib/rxe-vm/README.md)
+SC_MANY_PACE_US=2000
 # a name: the kernel's default "(none)" is no host name to Open MPI
 echo rxe-vm >/proc/sys/kernel/hostname
 

@@ -25,11 +25,12 @@
 #   loss-A loss-B  100 % loss A->B / B->A on link 1: silent, no port event
 #   blanket        down-A with UCX_RC_VARUNA_RECOVERY=blanket: must show an
 #                  operation executed twice (the checks see duplicates)
-#   cycles:N[:E]   one endpoint pair (E pairs: the client's rounds spread
-#                  over E endpoints) through N fail/heal cycles, links and
-#                  sides alternating (1A, 2A, 1B, 2B, ...), every endpoint
-#                  re-protected on both sides before the next fault;
-#                  default N 4, E 1
+#   cycles:N[:E[:S]]  one endpoint pair (E pairs: the client's rounds
+#                  spread over E endpoints) through N fail/heal cycles,
+#                  links and sides alternating (1A, 2A, 1B, 2B, ...), every
+#                  endpoint re-protected on both sides before the next
+#                  fault, which comes S seconds after the heal (or as soon
+#                  as all are re-protected); default N 4, E 1
 #   mpi:N[:R]      N runs of test/mpi/bidir_failover (Open MPI, R ranks,
 #                  default 2: even ranks on A, odd ones on B; verified
 #                  alltoall plus fetch-and-op with flush, every direction,
@@ -59,9 +60,9 @@
 #   udqp           the aux UD lane's QP in the error state is reset (issue 9;
 #                  rxe only: UCX's gtest binary, test_rc_varuna_ud_aux)
 #   short          links down-A loss-B cycles:3 mpi:2 after wakeup udqp lane
-#                  lane-peer-killed
-#   long           links down-A down-B loss-A loss-B blanket cycles:20 mpi:10
-#                  mpi:4:4 lane lane-peer-killed
+#                  lane-peer-killed, and on softib cycles:10:64
+#   long           links down-A down-B loss-A loss-B blanket cycles:20
+#                  cycles:10:64 mpi:10 mpi:4:4 lane lane-peer-killed
 #
 # Needs RC_VARUNA_PREFIX (our build/prefix; on rxe visible in the guest: not
 # under the host's /tmp, /run or /dev/shm), and for mpi:N RC_VARUNA_MPI_PROG (the
@@ -236,6 +237,13 @@ sc_reprotections()
         awk '{ v[NR] = $1 } END { if (NR) printf "   %d re-protections: " \
              "port up to standby median %.1f ms, max %.1f ms\n", NR, \
              v[int((NR + 1) / 2)], v[NR] }'
+    # per cycle (the endpoints' epoch), the last endpoint of both sides
+    grep '"event":"reprotected"' "$SC_DIR/report.json" |
+        sed 's/.*"epoch":\([0-9]*\).*"port_up_to_reprotected_ms":\([0-9.]*\).*/\1 \2/' |
+        awk '{ if ($2 > m[$1]) m[$1] = $2 } END { for (e in m) print m[e] }' |
+        sort -n | awk '{ v[NR] = $1 } END { if (NR) printf "   port up " \
+             "to every endpoint re-protected, per cycle: median %.1f ms, " \
+             "max %.1f ms (%d cycles)\n", v[int((NR + 1) / 2)], v[NR], NR }'
 }
 
 
@@ -707,12 +715,12 @@ sc_wait_both()
 # standby again), next fault on the other link
 sc_cycles()
 {
-    local n=$1 eps=${2:-1} i link side t0 t1 t2 done_cycles=0 rounds=60000
-    local name=cycles
+    local n=$1 eps=${2:-1} gap=${3:-0} i link side t0 t1 t2 th
+    local done_cycles=0 rounds=60000 name=cycles pace
     [[ $eps -gt 1 ]] && name=cycles-$eps
     # generous: on a loaded host TCG runs several times slower (a cycle
     # took up to 25 s, and a 3-cycle run hit a limit of 120 s)
-    SC_LIMIT=$((180 + n * (40 + eps / 2)))
+    SC_LIMIT=$((180 + n * (40 + eps / 2 + gap)))
     if [[ $eps -eq 1 ]]; then
         # the client must outlive the cycles (the backend says how long
         # one takes: ~6 s under TCG)
@@ -721,14 +729,20 @@ sc_cycles()
         sc_mark "cycles: $n fail/heal cycles on one endpoint pair" \
                  "(varuna_demo paced at $VARUNA_DEMO_PACE_US us a round)"
     else
-        # as fast as it goes, as a job does: the receive queues always
-        # busy, the send CQ credits taken as they come back. The client
-        # stops when the cycles are done.
+        # as fast as it goes (softib), as a job does: the receive queues
+        # always busy, the send CQ credits taken as they come back; on a
+        # backend that cannot take that, paced (SC_MANY_PACE_US). The
+        # client stops when the cycles are done.
         rounds=4000000
         export VARUNA_DEMO_EPS=$eps VARUNA_DEMO_WINDOW=$((2 * eps))
         export VARUNA_DEMO_STOP=$SC_LOGS/$name/stop
+        pace=unpaced
+        if [[ ${SC_MANY_PACE_US:-0} -gt 0 ]]; then
+            export VARUNA_DEMO_PACE_US=$SC_MANY_PACE_US
+            pace="paced at $SC_MANY_PACE_US us a round"
+        fi
         sc_mark "cycles: $n fail/heal cycles on $eps endpoint pairs" \
-                 "(varuna_demo unpaced, $VARUNA_DEMO_WINDOW rounds in flight)"
+                 "(varuna_demo $pace, $VARUNA_DEMO_WINDOW rounds in flight)"
     fi
     sc_start $name $rounds
     unset VARUNA_DEMO_EPS VARUNA_DEMO_WINDOW VARUNA_DEMO_STOP
@@ -748,6 +762,7 @@ sc_cycles()
         t1=$(sc_us)
         fsleep 0.5
         link_heal $link
+        th=$(sc_us)
         sc_event "cycle $i: link_heal $link"
         if ! sc_wait_both "is the standby again" $((i * eps)) 30; then
             sc_bad "cycle $i: not every endpoint re-protected on both" \
@@ -762,6 +777,9 @@ sc_cycles()
                  "$(sc_secs $((t1 - t0))) s, standby again" \
                  "$(sc_secs $((t2 - t1))) s after the fault was seen"
         done_cycles=$i
+        # the next failure S seconds after the heal
+        t2=$((th + gap * 1000000 - $(sc_us)))
+        [[ $t2 -gt 0 ]] && fsleep "$(sc_secs $t2)"
     done
     touch "$SC_DIR/stop"
     sc_end
@@ -954,10 +972,13 @@ sc_udqp()
 
 # ---------------------------------------------------------------- main
 list="$*"
-[[ -z $list || $list == short ]] &&
+if [[ -z $list || $list == short ]]; then
     list="links down-A loss-B cycles:3 mpi:2 after wakeup udqp lane lane-peer-killed"
+    # 64 endpoint pairs through cycles: 15 s on softib, minutes under TCG
+    [[ $SC_BACKEND == softib ]] && list+=" cycles:10:64"
+fi
 [[ $list == long ]] &&
-    list="links down-A down-B loss-A loss-B blanket cycles:20 mpi:10 mpi:4:4 lane lane-peer-killed"
+    list="links down-A down-B loss-A loss-B blanket cycles:20 cycles:10:64 mpi:10 mpi:4:4 lane lane-peer-killed"
 for sc in $list; do
     SC_CURRENT=$sc
     case $sc in

@@ -40,6 +40,7 @@ SC_CYCLE_SECS=1                 # a fail/heal cycle (~0.6 s)
 # wakeup mode: a sleeping process runs no softib engine (a real NIC works
 # on while its host sleeps), so an endless sleep would never end; 10 ms
 SC_WAKEUP_MS=10
+SC_MANY_PACE_US=0               # cycles with many endpoints: unpaced
 SC_PINGPONG_ARGS=
 declare -A sc_softib_rules=()     # link -> ids of its drop rules
 

@@ -40,7 +40,8 @@
  *
  * VARUNA_DEMO_STOP=FILE makes the client stop starting rounds once FILE
  * exists (looked at every 1024 rounds): ROUNDS is then an upper bound, and
- * an unpaced client runs exactly as long as the fault script needs.
+ * an unpaced client runs exactly as long as the fault script needs. It
+ * says its round every 4096 rounds then, for the script to follow.
  *
  * VARUNA_DEMO_IDLE=S (with VARUNA_DEMO_WAKEUP) makes the client, once its
  * rounds are done and flushed, wait S seconds for events with nothing to
@@ -716,7 +717,8 @@ static int demo_client(const char *host, int port, uint64_t rounds)
         prm.op_attr_mask = 0;
         cur->am_req = ucp_am_send_nbx(ep, DEMO_AM_ID, NULL, 0, &cur->am_value,
                                       sizeof(cur->am_value), &prm);
-        if ((r % (rounds / 10 + 1)) == 0) {
+        if (((r % (rounds / 10 + 1)) == 0) ||
+            ((stop_file != NULL) && ((r % 4096) == 0))) {
             printf("client: round %lu\n", (unsigned long)r);
             fflush(stdout);
         }
