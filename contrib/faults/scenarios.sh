@@ -732,8 +732,9 @@ sc_cycles()
         # as fast as it goes (softib), as a job does: the receive queues
         # always busy, the send CQ credits taken as they come back; on a
         # backend that cannot take that, paced (SC_MANY_PACE_US). The
-        # client stops when the cycles are done.
-        rounds=4000000
+        # client stops when the cycles are done (an upper bound: unpaced
+        # on softib, some 50,000 rounds a second and a cycle of 1 to 3 s)
+        rounds=$((n * (3 + gap) * 60000))
         export VARUNA_DEMO_EPS=$eps VARUNA_DEMO_WINDOW=$((2 * eps))
         export VARUNA_DEMO_STOP=$SC_LOGS/$name/stop
         pace=unpaced
