@@ -10,7 +10,7 @@
 # of this run's own. The script runs under "softib run" (contrib/faults/run
 # starts it so), so every program it starts uses softib.
 #
-# How the faults map (README.md, "The real stack", lists the differences):
+# How the faults map (contrib/rxe-vm/README.md lists the differences):
 #   link_down L      both ends' ports down (a veth going down takes the
 #                    carrier from both ends; softib has no cable between
 #                    two ports, so it downs both)

@@ -25,7 +25,8 @@ export UCX_KEEPALIVE_INTERVAL=300ms UCX_UD_TIMEOUT=2s
 # runs, and with rc_varuna's 8 ms x 6 a peer starved for ~50 ms on a busy
 # 2-core machine makes a healthy lane give up (once in ~20 runs here; the
 # link of the first failure is down, so there is no standby to take over).
-# A real HCA acknowledges in hardware. See README, Known problems.
+# A real HCA acknowledges in hardware. See docs/rc_varuna.7.md,
+# TROUBLESHOOTING.
 export UCX_RC_VARUNA_TIMEOUT=32ms
 
 for standby in auto same; do

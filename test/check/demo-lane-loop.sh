@@ -8,7 +8,7 @@
 # run checked for duplicates, losses, exit codes and the lane failover in
 # its report. A fault that shows in a few runs of a hundred (issue 34,
 # NEWS.md) passes one run by chance, not 20 in a row. The long loop is
-# contrib/demo --loop lane 200 (README, "The demo").
+# contrib/demo --loop lane 200 (docs/testing.md, "Longer runs").
 #
 exec bash "$(dirname "${BASH_SOURCE[0]}")/../../contrib/demo" --loop lane \
     "${DEMO_LANE_RUNS:-20}"

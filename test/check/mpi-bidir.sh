@@ -13,7 +13,7 @@
 # every 8th iteration (in both standby configurations), 6 ranks, and a
 # clean run; every one must be OK (no WRONG, no HANG). Then blanket
 # recovery, which must come out wrong. The long version (50 + 50 runs) is
-# in README.md, "Tests".
+# in docs/testing.md, "Two-process tests".
 #
 
 set -uo pipefail
@@ -34,7 +34,7 @@ bash "$run" -n 2 -r 2 -S 65536 --standby same -t 60 --bt \
     --name check-n2-rndv-same || status=1
 # six busy-polling ranks on two cores: softib acknowledges only while the
 # receiving rank runs, and a rank off the CPU for 8 ms x 6 makes a healthy
-# lane give up (README, Known problems); a longer RC timeout keeps the
+# lane give up (docs/rc_varuna.7.md, TROUBLESHOOTING); a longer RC timeout keeps the
 # check about rc_varuna, not about the scheduler
 bash "$run" -n 6 -r 2 -t 120 --bt -x UCX_RC_VARUNA_TIMEOUT=32ms \
     --name check-n6 || status=1

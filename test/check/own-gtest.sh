@@ -16,7 +16,7 @@
 # GTEST_FILTER (default "*test_rc_varuna*"), GTEST_TIMEOUT (default 1500 s),
 # RC_VARUNA_ALLOWED_SKIPS (a regex of the cases allowed to skip; a run with
 # no test or another skip fails, see test/gtest/gtest-verdict.sh),
-# RC_VARUNA_TRIALS / RC_VARUNA_SEED (the randomized trials, see README),
+# RC_VARUNA_TRIALS / RC_VARUNA_SEED (the randomized trials, see docs/testing.md),
 # RC_VARUNA_GTEST_WRAPPER (a command the binary runs under, e.g. valgrind:
 # see own-gtest-valgrind.sh), RC_VARUNA_GTEST_BINARY (the binary in the build
 # tree's test/gtest, default gtest; own-gtest-asan.sh runs gtest-own).

@@ -6,6 +6,6 @@
 # link kept down: idle 7 s, peer killed, a new client; a failover in
 # wakeup mode), a minute or two. Fails with a message
 # if qemu cannot start. The long selection: contrib/rxe-vm/scenarios long
-# (README.md, "The real stack"). test/check/faults-softib.sh runs the same
+# (contrib/rxe-vm/README.md). test/check/faults-softib.sh runs the same
 # scenario code on softib.
 exec bash "$(dirname "${BASH_SOURCE[0]}")/../../contrib/rxe-vm/scenarios" short

@@ -427,8 +427,9 @@ ucs_status_t uct_rc_varuna_ep_pending_add(uct_ep_h tl_ep,
  * on a device without an atomic key (uct_rc_ep_fence_put: UCX's weak fence).
  * Left pending, the fence went to the next READ or atomic, which rc_verbs
  * posts without it; and on Linux rxe (6.1) a fenced READ or atomic that
- * meets a retransmission timeout stops its QP for good (README, rxe
- * differences), so Open MPI programs with MPI_Win_sync stalled over
+ * meets a retransmission timeout stops its QP for good
+ * (contrib/rxe-vm/README.md, "How the backends differ"), so Open MPI
+ * programs with MPI_Win_sync stalled over
  * rc_varuna and not over rc_verbs. */
 static UCS_F_ALWAYS_INLINE void
 uct_rc_varuna_ep_fence_put(uct_rc_varuna_iface_t *iface,

@@ -586,7 +586,7 @@ void uct_rc_varuna_ep_rx_held_release(uct_rc_varuna_ep_t *ep)
  * sent again after a failover arrives twice, one that came on the new lane
  * first overtakes an older one. Only counted (am_unordered) and logged, to
  * show what goes wrong there: a UCP request matched by an old message
- * (README, "Open MPI and OpenSHMEM").
+ * (docs/openmpi.md, "What blanket recovery does to OpenSHMEM").
  */
 static void uct_rc_varuna_iface_blanket_seq(uct_rc_varuna_iface_t *iface,
                                             uct_rc_varuna_ep_t *ep,

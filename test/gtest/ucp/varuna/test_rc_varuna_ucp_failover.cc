@@ -348,7 +348,7 @@ protected:
      * atomics (UCP runs them over active messages here) on a failed
      * endpoint, with rc_verbs just as with rc_varuna: fetching ones never
      * complete, and one still pending is fast-forwarded through an
-     * uninitialized completion (README, known problems). */
+     * uninitialized completion (docs/rc_varuna.7.md, LIMITATIONS). */
     void post_round(unsigned i)
     {
         ucp_request_param_t param;
