@@ -380,6 +380,7 @@ static int demo_server(int port)
     ucp_ep_h ep;
     int lfd, fd, one = 1, ok;
     uint8_t ack = 1;
+    char eps_str[32];
     double until;
     unsigned i;
 
@@ -459,10 +460,12 @@ static int demo_server(int port)
     }
     ok = (demo_am_dup == 0) && (demo_am_out_of_order == 0) &&
          (demo_am_count == (uint64_t)demo_done_rounds);
-    printf("server: %s: %lu active messages for %ld rounds (%u endpoints), "
-           "%lu duplicates, %lu out of order\n", ok ? "OK" : "WRONG",
-           (unsigned long)demo_am_count, (long)demo_done_rounds, demo_am_eps,
-           (unsigned long)demo_am_dup, (unsigned long)demo_am_out_of_order);
+    snprintf(eps_str, sizeof(eps_str), " on %u endpoints", demo_am_eps);
+    printf("server: %s: %lu active messages for %ld rounds%s, %lu "
+           "duplicates, %lu out of order\n", ok ? "OK" : "WRONG",
+           (unsigned long)demo_am_count, (long)demo_done_rounds,
+           (demo_am_eps > 1) ? eps_str : "", (unsigned long)demo_am_dup,
+           (unsigned long)demo_am_out_of_order);
     fflush(stdout);
 
     /* let the client read our memory, then part */
