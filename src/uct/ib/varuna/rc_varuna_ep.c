@@ -339,9 +339,18 @@ void uct_rc_varuna_ep_fail(uct_rc_varuna_ep_t *ep, ucs_status_t ep_status)
         ep->dead.owner  = UCT_RC_VARUNA_OWNER_CALLER;
         ep->fo.parked  += uct_rc_txqp_available(&ep->super.txqp);
         uct_rc_txqp_available_set(&ep->super.txqp, 0);
-        ucs_debug("rc_varuna: ep %p: %s; the error handler took over the %"
-                  PRIu64 " operations in flight", ep,
-                  ucs_status_string(ep_status), ep->tx.sn - ep->tx.done_sn);
+        /* diag, not debug: the endpoint is gone, and the user's log should
+         * say why even when UCP handles it (a run on rxe lost an endpoint
+         * with nothing of it at info or diag level) */
+        qp = ep->lane[ep->dead.callers ? ep->active : 0].qp;
+        ucs_diag("rc_varuna: ep %p: %s, %s (qpn 0x%x%s); the error handler "
+                 "took over the %" PRIu64 " operations in flight", ep,
+                 ucs_status_string(ep_status),
+                 ep->dead.callers ? "an operation's own error" :
+                                    "no path left to the peer",
+                 (qp != NULL) ? qp->qp_num : 0,
+                 (ep->dead.callers || uct_rc_varuna_ep_has_standby(ep)) ?
+                 "" : ", no standby", ep->tx.sn - ep->tx.done_sn);
         return;
     }
 

@@ -203,8 +203,12 @@ void uct_rc_varuna_ep_failover(uct_rc_varuna_ep_t *ep, unsigned lane,
         (ep->super.flags & UCT_RC_EP_FLAG_FLUSH_CANCEL)) {
         /* nowhere to go: the flushed requests take the endpoint through
          * UCX's error path */
-        ucs_debug("rc_varuna: ep %p: lane %u failed (%s) with no standby",
-                  ep, lane, uct_rc_varuna_cause_str(cause));
+        ucs_diag("rc_varuna: ep %p: lane %s failed (%s) with no standby "
+                 "(lane %s %s)", ep,
+                 uct_rc_varuna_lane_str(iface, lane, from, sizeof(from)),
+                 uct_rc_varuna_cause_str(cause),
+                 uct_rc_varuna_lane_str(iface, other, to, sizeof(to)),
+                 uct_rc_varuna_lane_state_str(ep->lane[other].state));
         uct_rc_varuna_lane_fence(failed);
         return;
     }
