@@ -716,7 +716,7 @@ sc_wait_both()
 sc_cycles()
 {
     local n=$1 eps=${2:-1} gap=${3:-0} i link side t0 t1 t2 th
-    local done_cycles=0 rounds=60000 name=cycles pace
+    local done_cycles=0 rounds=60000 name=cycles pace rc_timeout=
     [[ $eps -gt 1 ]] && name=cycles-$eps
     # generous: on a loaded host TCG runs several times slower (a cycle
     # took up to 25 s, and a 3-cycle run hit a limit of 120 s)
@@ -742,11 +742,21 @@ sc_cycles()
             export VARUNA_DEMO_PACE_US=$SC_MANY_PACE_US
             pace="paced at $SC_MANY_PACE_US us a round"
         fi
+        if [[ -n ${SC_MANY_RC_TIMEOUT:-} ]]; then
+            rc_timeout=${UCX_RC_VARUNA_TIMEOUT-unset}
+            export UCX_RC_VARUNA_TIMEOUT=$SC_MANY_RC_TIMEOUT
+            pace+=", RC timeout $SC_MANY_RC_TIMEOUT"
+        fi
         sc_mark "cycles: $n fail/heal cycles on $eps endpoint pairs" \
                  "(varuna_demo $pace, $VARUNA_DEMO_WINDOW rounds in flight)"
     fi
     sc_start $name $rounds
     unset VARUNA_DEMO_EPS VARUNA_DEMO_WINDOW VARUNA_DEMO_STOP
+    if [[ $rc_timeout == unset ]]; then
+        unset UCX_RC_VARUNA_TIMEOUT
+    elif [[ -n $rc_timeout ]]; then
+        export UCX_RC_VARUNA_TIMEOUT=$rc_timeout
+    fi
     sc_wait_round 1
     for ((i = 1; i <= n; i++)); do
         link=$((1 + (i - 1) % 2))
