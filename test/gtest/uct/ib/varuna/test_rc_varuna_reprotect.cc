@@ -194,7 +194,10 @@ protected:
         return uct_rc_varuna_ep_has_standby(ep);
     }
 
-    std::string unprotected() const
+    /* The endpoints of both sides for which pred does not hold: how many,
+     * and the state of the first few, for a failure message */
+    std::string failing(bool (*pred)(uct_rc_varuna_ep_t*, unsigned),
+                        unsigned arg, const std::string &what) const
     {
         std::stringstream ss;
         unsigned count = 0;
@@ -203,13 +206,13 @@ protected:
             entity *e[2] = {m_s, m_r};
             for (unsigned s = 0; s < 2; ++s) {
                 uct_rc_varuna_ep_t *ep = vep_of(e[s], i);
-                if (!uct_rc_varuna_ep_has_standby(ep) && (count++ < 4)) {
+                if (!pred(ep, arg) && (count++ < 4)) {
                     ss << (s ? " receiver" : " sender") << " ep " << i
                        << ": " << rp_state_of(ep) << ";";
                 }
             }
         }
-        ss << " " << count << " endpoints without a standby";
+        ss << " " << count << " endpoints " << what;
         return ss.str();
     }
 
@@ -221,28 +224,6 @@ protected:
             queue_traffic();
             progress();
         }
-    }
-
-    /* The endpoints that did not move to a lane, for a failure message */
-    std::string not_moved(unsigned lane) const
-    {
-        std::stringstream ss;
-        unsigned count = 0;
-
-        for (unsigned i = 0; i < NUM_EPS; ++i) {
-            entity *e[2] = {m_s, m_r};
-            for (unsigned s = 0; s < 2; ++s) {
-                uct_rc_varuna_ep_t *ep = vep_of(e[s], i);
-                if (!moved_to(ep, lane) && (count++ < 4)) {
-                    ss << (s ? " receiver" : " sender") << " ep " << i
-                       << ": active " << (unsigned)ep->active
-                       << ", failover state " << (unsigned)ep->fo.state
-                       << ";";
-                }
-            }
-        }
-        ss << " " << count << " endpoints not on lane " << lane;
-        return ss.str();
     }
 
     /* Progress with the traffic going until pred holds for every endpoint
@@ -339,7 +320,8 @@ UCS_TEST_P(test_rc_varuna_reprotect, many_endpoints_alternating_cycles,
         ASSERT_TRUE(progress_until(moved_to, 1 - active,
                                    ucs_get_time() + ucs_time_from_sec(20)))
                 << what << ": not every endpoint failed over:"
-                << not_moved(1 - active);
+                << failing(moved_to, 1 - active,
+                           "not on lane " + ucs::to_string(1 - active));
         ASSERT_EQ(0u, m_ep_errors) << what;
 
         m_softib.link(down.dev, down.num, true);
@@ -347,7 +329,8 @@ UCS_TEST_P(test_rc_varuna_reprotect, many_endpoints_alternating_cycles,
         ASSERT_TRUE(progress_until(protected_, 0,
                                    t0 + ucs_time_from_msec(RECOVERY_BOUND_MS)))
                 << what << ": re-protection not done within "
-                << RECOVERY_BOUND_MS << " ms of the heal:" << unprotected();
+                << RECOVERY_BOUND_MS << " ms of the heal:"
+                << failing(protected_, 0, "without a standby");
         reprotect_ms.push_back(ucs_time_to_msec(ucs_get_time() - t0));
     }
 
