@@ -294,11 +294,27 @@ void uct_rc_varuna_ep_dead_complete(uct_rc_varuna_ep_t *ep)
  * or destroys the endpoint. Any other answer leaves them to us, and they
  * complete here with the error, as before.
  */
+/* The endpoint's end in the log: why, and on which QP (a caller's error
+ * names the lane it failed on; lost lanes the endpoint's first QP) */
+static void uct_rc_varuna_ep_log_dead(uct_rc_varuna_ep_t *ep,
+                                      ucs_log_level_t log_lvl,
+                                      ucs_status_t ep_status, const char *then)
+{
+    struct ibv_qp *qp = ep->lane[ep->dead.callers ? ep->active : 0].qp;
+
+    ucs_log(log_lvl, "rc_varuna: ep %p: %s, %s (qpn 0x%x%s)%s", ep,
+            ucs_status_string(ep_status),
+            ep->dead.callers ? "an operation's own error" :
+                               "no path left to the peer",
+            (qp != NULL) ? qp->qp_num : 0,
+            (ep->dead.callers || uct_rc_varuna_ep_has_standby(ep)) ?
+            "" : ", no standby", then);
+}
+
 void uct_rc_varuna_ep_fail(uct_rc_varuna_ep_t *ep, ucs_status_t ep_status)
 {
     uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
-    ucs_log_level_t log_lvl;
-    struct ibv_qp *qp;
+    char took_over[96];
     ucs_status_t status;
     unsigned side;
 
@@ -342,31 +358,20 @@ void uct_rc_varuna_ep_fail(uct_rc_varuna_ep_t *ep, ucs_status_t ep_status)
         /* diag, not debug: the endpoint is gone, and the user's log should
          * say why even when UCP handles it (a run on rxe lost an endpoint
          * with nothing of it at info or diag level) */
-        qp = ep->lane[ep->dead.callers ? ep->active : 0].qp;
-        ucs_diag("rc_varuna: ep %p: %s, %s (qpn 0x%x%s); the error handler "
-                 "took over the %" PRIu64 " operations in flight", ep,
-                 ucs_status_string(ep_status),
-                 ep->dead.callers ? "an operation's own error" :
-                                    "no path left to the peer",
-                 (qp != NULL) ? qp->qp_num : 0,
-                 (ep->dead.callers || uct_rc_varuna_ep_has_standby(ep)) ?
-                 "" : ", no standby", ep->tx.sn - ep->tx.done_sn);
+        ucs_snprintf_zero(took_over, sizeof(took_over), "; the error handler "
+                          "took over the %" PRIu64 " operations in flight",
+                          ep->tx.sn - ep->tx.done_sn);
+        uct_rc_varuna_ep_log_dead(ep, UCS_LOG_LEVEL_DIAG, ep_status,
+                                  took_over);
         return;
     }
 
     uct_rc_varuna_ep_dead_complete(ep);
-    log_lvl = uct_base_iface_failure_log_level(&iface->super.super.super,
-                                               status, ep_status);
-    /* a caller's error names the lane it failed on; lost lanes the
-     * endpoint's first QP */
-    qp = ep->lane[ep->dead.callers ? ep->active : 0].qp;
-    ucs_log(log_lvl, "rc_varuna: ep %p: %s, %s (qpn 0x%x%s)", ep,
-            ucs_status_string(ep_status),
-            ep->dead.callers ? "an operation's own error" :
-                               "no path left to the peer",
-            (qp != NULL) ? qp->qp_num : 0,
-            (ep->dead.callers || uct_rc_varuna_ep_has_standby(ep)) ?
-            "" : ", no standby");
+    uct_rc_varuna_ep_log_dead(ep,
+                              uct_base_iface_failure_log_level(
+                                      &iface->super.super.super, status,
+                                      ep_status),
+                              ep_status, "");
 }
 
 static unsigned uct_rc_varuna_ep_fail_progress(void *arg)

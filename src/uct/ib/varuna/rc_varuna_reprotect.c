@@ -509,13 +509,13 @@ int uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
         if (ep->rp.probing & UCS_BIT(lane)) {
             return 0; /* its READ completes or fails by itself */
         }
-        if (ep->rp.probe_wait) {
-            status = uct_rc_varuna_ep_reprotect_post_probe(iface, ep, lane);
-            if (status == UCS_OK) {
-                return 0;
-            }
-        } else {
-            status = UCS_ERR_NO_RESOURCE;
+        /* the probe to post, or (NO_RESOURCE) the peer's answer to wait
+         * for */
+        status = ep->rp.probe_wait ?
+                 uct_rc_varuna_ep_reprotect_post_probe(iface, ep, lane) :
+                 UCS_ERR_NO_RESOURCE;
+        if (status == UCS_OK) {
+            return 0;
         }
         if ((status == UCS_ERR_NO_RESOURCE) &&
             (now < ep->rp.sent + iface->config.reprotect_timeout)) {
