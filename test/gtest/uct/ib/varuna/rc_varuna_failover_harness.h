@@ -267,6 +267,19 @@ protected:
         }
     };
 
+    /* A time of a case that races RC's retries and the watchdog, in ms,
+     * scaled by RC_VARUNA_TIME_SCALE (own-gtest-valgrind.sh sets 20:
+     * valgrind runs the programs and softib 20 to 50 times slower, and
+     * the timeouts must keep their proportions to what the test waits),
+     * else by UCX's test time multiplier */
+    static double scaled_ms(double ms)
+    {
+        const char *env = getenv("RC_VARUNA_TIME_SCALE");
+        double scale    = (env != NULL) ? atof(env) : 0;
+
+        return ms * ((scale > 0) ? scale : ucs::test_time_multiplier());
+    }
+
     static uct_rc_varuna_ep_t *vep(entity *e)
     {
         return ucs_derived_of(e->ep(0), uct_rc_varuna_ep_t);

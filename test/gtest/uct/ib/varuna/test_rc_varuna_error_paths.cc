@@ -159,30 +159,17 @@ protected:
         return !uct_rc_varuna_ep_has_standby(vep(m_s));
     }
 
-    /* The quiet-lane cases' times, in ms, scaled by RC_VARUNA_TIME_SCALE
-     * (own-gtest-valgrind.sh sets 20: valgrind runs the programs and softib
-     * 20 to 50 times slower, and RC's retries and the watchdog must keep
-     * their proportions to what the test waits), else by UCX's test time
-     * multiplier */
-    static double quiet_ms(double ms)
-    {
-        const char *env = getenv("RC_VARUNA_TIME_SCALE");
-        double scale    = (env != NULL) ? atof(env) : 0;
-
-        return ms * ((scale > 0) ? scale : ucs::test_time_multiplier());
-    }
-
     /* A pair whose sender has no standby (its port is down) and whose
      * requests on the primary are all dropped from now on, RC's retries
      * rc_timeout_ms apart, 7 of them, the watchdog every 40 ms (both
-     * scaled, see quiet_ms()). Returns the drop rule. */
+     * scaled, see scaled_ms()). Returns the drop rule. */
     uint32_t quiet_lane_without_standby_setup(double rc_timeout_ms,
                                               ucs_time_t deadline)
     {
         modify_config("RC_TIMEOUT",
-                      ucs::to_string(quiet_ms(rc_timeout_ms)) + "ms");
+                      ucs::to_string(scaled_ms(rc_timeout_ms)) + "ms");
         modify_config("WATCHDOG",
-                      ucs::to_string(quiet_ms(WATCHDOG_MS)) + "ms");
+                      ucs::to_string(scaled_ms(WATCHDOG_MS)) + "ms");
         modify_config("RC_RETRY_COUNT", "7");
         setup_pair(NUM_OPS);
         plan(MIXED, NUM_OPS);
@@ -561,14 +548,14 @@ UCS_TEST_P(test_rc_varuna_error_paths, done_lost_then_failover)
 UCS_TEST_P(test_rc_varuna_error_paths, quiet_lane_without_standby)
 {
     ucs_time_t deadline = ucs_get_time() +
-                          ucs_time_from_msec(quiet_ms(20000));
+                          ucs_time_from_msec(scaled_ms(20000));
     ucs_time_t quiet_end;
     uint32_t rule;
 
     rule = quiet_lane_without_standby_setup(60, deadline);
     ASSERT_FALSE(HasFailure());
     ASSERT_TRUE(post_all(0, NUM_OPS, deadline));
-    quiet_end = ucs_get_time() + ucs_time_from_msec(quiet_ms(200));
+    quiet_end = ucs_get_time() + ucs_time_from_msec(scaled_ms(200));
     while (ucs_get_time() < quiet_end) {
         progress();
     }
@@ -595,7 +582,7 @@ UCS_TEST_P(test_rc_varuna_error_paths, quiet_lane_without_standby)
 UCS_TEST_P(test_rc_varuna_error_paths, quiet_lane_without_standby_ends)
 {
     ucs_time_t deadline = ucs_get_time() +
-                          ucs_time_from_msec(quiet_ms(20000));
+                          ucs_time_from_msec(scaled_ms(20000));
     ucs_time_t t_posted;
     double waited_ms;
 
@@ -608,9 +595,9 @@ UCS_TEST_P(test_rc_varuna_error_paths, quiet_lane_without_standby_ends)
     }
     waited_ms = ucs_time_to_msec(ucs_get_time() - t_posted);
     ASSERT_EQ(1u, m_ep_errors) << "no endpoint error reported";
-    EXPECT_GE(waited_ms, 8 * quiet_ms(WATCHDOG_MS))
+    EXPECT_GE(waited_ms, 8 * scaled_ms(WATCHDOG_MS))
             << "ended before 8 watchdog intervals";
-    EXPECT_LT(waited_ms, quiet_ms(5000)) << "left to RC's retries";
+    EXPECT_LT(waited_ms, scaled_ms(5000)) << "left to RC's retries";
     EXPECT_EQ(1u, viface(m_s)->fo.stall_probes);
     short_progress_loop(20);
 
