@@ -213,6 +213,7 @@ typedef struct uct_rc_varuna_iface_config {
     double                  reprotect_interval;
     double                  last_wqe_timeout;
     double                  reprotect_timeout;
+    double                  quarantine_max;
     char                    *report;          /* JSON lines file, or "" */
 } uct_rc_varuna_iface_config_t;
 
@@ -353,6 +354,18 @@ typedef struct uct_rc_varuna_iface {
                                                  never resent */
         unsigned long       stall_probes;     /* posted on a quiet lane
                                                  with no standby */
+        unsigned long       standby_probes;   /* posted on the standby
+                                                 before a watchdog
+                                                 failover */
+        unsigned long       watchdog_spared;  /* the quiet lane moved
+                                                 while the standby was
+                                                 probed: slow, not dead,
+                                                 no failover */
+        unsigned long       quarantined;      /* paths up but failing their
+                                                 probe: re-protection waits
+                                                 longer after each try */
+        unsigned long       probes_failed;    /* re-protection probes that
+                                                 did not cross the path */
         unsigned long       am_dropped;       /* received again after a
                                                  failover, dropped */
         unsigned long       am_unordered;     /* blanket recovery: delivered
@@ -375,6 +388,9 @@ typedef struct uct_rc_varuna_iface {
         ucs_time_t          reprotect_interval;
         ucs_time_t          last_wqe_timeout; /* bound on that event */
         ucs_time_t          reprotect_timeout; /* answer to a request */
+        ucs_time_t          quarantine_max;   /* longest wait between two
+                                                 tries of a path that
+                                                 failed its probe */
     } config;
 } uct_rc_varuna_iface_t;
 
@@ -530,6 +546,8 @@ typedef enum {
     UCT_RC_VARUNA_CTRL_WR_MSG,       /* a control message to the peer */
     UCT_RC_VARUNA_CTRL_WR_LOG_READ,  /* READ of our log word at the peer */
     UCT_RC_VARUNA_CTRL_WR_PROBE,     /* an empty WRITE behind a stall */
+    UCT_RC_VARUNA_CTRL_WR_STANDBY_PROBE, /* an empty WRITE on the standby
+                                            before the watchdog fails over */
     UCT_RC_VARUNA_CTRL_WR_LAST
 } uct_rc_varuna_ctrl_wr_t;
 
@@ -681,6 +699,8 @@ typedef struct uct_rc_varuna_ep {
         size_t              unsig_bytes;      /* posted since sig_sn */
         ucs_time_t          last_progress;    /* for the watchdog */
         ucs_time_t          probe_time;       /* last stall probe posted */
+        ucs_time_t          standby_proven;   /* last standby probe that
+                                                 completed */
     } tx;
 
     struct {
@@ -730,12 +750,18 @@ typedef struct uct_rc_varuna_ep {
         uint8_t             done_pending;     /* DONE to send */
         uint8_t             late_said;        /* reprotect_late counted */
         uint32_t            psn;              /* our new sq_psn there */
+        uint32_t            probes_failed;    /* in a row, on this lane:
+                                                 quarantined while > 0 */
         uint32_t            attempt;
         uint32_t            peer_attempt;     /* the peer's, last answered */
         ucs_time_t          backoff;          /* the peer said no: wait
                                                  this long before asking
                                                  again (0: it did not) */
         ucs_time_t          sent;             /* the last request posted */
+        ucs_time_t          quarantine;       /* the wait after the last
+                                                 failed probe (doubles) */
+        ucs_time_t          next_try;         /* quarantined: no request
+                                                 before this */
         ucs_time_t          unprotected;      /* since when the endpoint
                                                  has no standby (0: it has
                                                  one) */
@@ -752,6 +778,8 @@ typedef struct uct_rc_varuna_ep {
         uint8_t             msgq_count;
         uint8_t             stall_probe;      /* one in flight on the
                                                  active lane */
+        uint8_t             standby_probe;    /* one in flight on the
+                                                 standby */
     } ctrl;
 
     /* the peer's side of both lanes, to connect them again */
@@ -989,6 +1017,8 @@ uct_rc_varuna_ep_queue_msg(uct_rc_varuna_ep_t *ep,
 void uct_rc_varuna_ep_ctrl_kick(uct_rc_varuna_ep_t *ep);
 
 ucs_status_t uct_rc_varuna_ep_post_probe(uct_rc_varuna_ep_t *ep);
+ucs_status_t uct_rc_varuna_ep_post_standby_probe(uct_rc_varuna_ep_t *ep);
+void uct_rc_varuna_ep_standby_probed(uct_rc_varuna_ep_t *ep);
 void uct_rc_varuna_ep_ctrl_completion(uct_rc_varuna_ep_t *ep, unsigned lane,
                                       struct ibv_wc *wc);
 void uct_rc_varuna_ep_ctrl_recv(uct_rc_varuna_ep_t *ep, unsigned lane,
@@ -1025,6 +1055,10 @@ void uct_rc_varuna_ep_report_reprotected(uct_rc_varuna_iface_t *iface,
                                          uct_rc_varuna_ep_t *ep,
                                          const char *lane_name,
                                          ucs_time_t now, ucs_time_t port_up);
+void uct_rc_varuna_ep_report_quarantined(uct_rc_varuna_iface_t *iface,
+                                         uct_rc_varuna_ep_t *ep,
+                                         const char *lane_name,
+                                         const char *why, ucs_time_t now);
 void uct_rc_varuna_iface_count_failover(uct_rc_varuna_iface_t *iface,
                                         const uct_rc_varuna_report_t *rep);
 void uct_rc_varuna_iface_report_totals(uct_rc_varuna_iface_t *iface);

@@ -973,14 +973,28 @@ static void uct_rc_varuna_ep_stall_diag(uct_rc_varuna_iface_t *iface,
              ep->tx.am_seq, ep->rx.am_seq);
 }
 
+/* The endpoint's active lane has had operations outstanding and nothing
+ * completed for a watchdog interval */
+static int uct_rc_varuna_ep_quiet(uct_rc_varuna_iface_t *iface,
+                                  uct_rc_varuna_ep_t *ep, ucs_time_t now)
+{
+    return (ep->tx.done_sn < ep->tx.sig_sn) &&
+           (now > ep->tx.last_progress + iface->config.watchdog);
+}
+
 /*
  * The watchdog found nothing completed for its interval with operations
- * outstanding. With a standby, fail over: a lane that went quiet is taken
- * for dead. With none (the other port is down, or the standby is not
- * connected again yet), failing over would only end the endpoint, and a
- * quiet lane is not always dead: on rxe a QP in RTS on a healthy link
- * stops retrying now and then. Probe it (an empty WRITE behind what is
- * outstanding, one at a time, at most once an interval) and end the
+ * outstanding. A quiet lane is taken for dead only against evidence that
+ * the other one lives: with a standby, probe it first (an empty WRITE,
+ * uct_rc_varuna_ep_post_standby_probe) and fail over once it crossed and
+ * back, if the active lane is still quiet then; a standby that fails its
+ * probe is lost and the active lane kept (issue 33: failing over a slow
+ * lane onto a path that passes nothing ended endpoints that would have
+ * lost nothing). With no standby (the other port is down, or the standby
+ * is not connected again yet), failing over would only end the endpoint,
+ * and a quiet lane is not always dead: on rxe a QP in RTS on a healthy
+ * link stops retrying now and then. Probe it (an empty WRITE behind what
+ * is outstanding, one at a time, at most once an interval) and end the
  * endpoint only when it stays quiet for UCT_RC_VARUNA_STALL_PROBES
  * intervals; a lane really cut ends before, in RC's retry exhaustion.
  */
@@ -994,10 +1008,23 @@ static void uct_rc_varuna_ep_stalled(uct_rc_varuna_iface_t *iface,
         uct_rc_varuna_ep_stall_diag(iface, ep, now);
     }
 
-    /* a standby: what uct_rc_varuna_ep_failover() fails over to */
-    if (uct_rc_varuna_ep_has_standby(ep) ||
-        (now > ep->tx.last_progress +
-               UCT_RC_VARUNA_STALL_PROBES * iface->config.watchdog)) {
+    if (uct_rc_varuna_ep_has_standby(ep)) {
+        if (ep->tx.standby_proven > ep->tx.last_progress) {
+            /* the standby crossed since the lane went quiet */
+            uct_rc_varuna_ep_failover(ep, ep->active,
+                                      UCT_RC_VARUNA_CAUSE_WATCHDOG);
+        } else if (!ep->ctrl.standby_probe &&
+                   (uct_rc_varuna_ep_post_standby_probe(ep) == UCS_OK)) {
+            ucs_diag("rc_varuna: ep %p: probing the standby before failing "
+                     "over", ep);
+        }
+        /* else its completion decides, or a later check posts it: a lane
+         * that is really cut ends in RC's retry exhaustion meanwhile */
+        return;
+    }
+
+    if (now > ep->tx.last_progress +
+              UCT_RC_VARUNA_STALL_PROBES * iface->config.watchdog) {
         uct_rc_varuna_ep_failover(ep, ep->active,
                                   UCT_RC_VARUNA_CAUSE_WATCHDOG);
         return;
@@ -1019,6 +1046,28 @@ static void uct_rc_varuna_ep_stalled(uct_rc_varuna_iface_t *iface,
              "no room for a probe, waiting");
 }
 
+/* The standby's probe came back: fail over now if the active lane is
+ * still quiet; if it moved meanwhile, it was slow, not dead */
+void uct_rc_varuna_ep_standby_probed(uct_rc_varuna_ep_t *ep)
+{
+    uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
+    ucs_time_t now               = ucs_get_time();
+
+    ep->tx.standby_proven = now;
+    if ((ep->fo.state != UCT_RC_VARUNA_FO_IDLE) ||
+        !uct_rc_varuna_ep_has_standby(ep) || (iface->config.watchdog == 0)) {
+        return;
+    }
+    if (uct_rc_varuna_ep_quiet(iface, ep, now)) {
+        uct_rc_varuna_ep_failover(ep, ep->active,
+                                  UCT_RC_VARUNA_CAUSE_WATCHDOG);
+        return;
+    }
+    iface->fo.watchdog_spared++;
+    ucs_diag("rc_varuna: ep %p: the active lane moved while the standby was "
+             "probed: slow, not dead; no failover", ep);
+}
+
 static void uct_rc_varuna_iface_periodic(uct_rc_varuna_iface_t *iface,
                                          ucs_time_t now)
 {
@@ -1032,8 +1081,7 @@ static void uct_rc_varuna_iface_periodic(uct_rc_varuna_iface_t *iface,
             ep = ucs_derived_of(rc_ep, uct_rc_varuna_ep_t);
             if (((ep->fo.state == UCT_RC_VARUNA_FO_IDLE) ||
                  (ep->fo.state == UCT_RC_VARUNA_FO_REPLAYING)) &&
-                (ep->tx.done_sn < ep->tx.sig_sn) &&
-                (now > ep->tx.last_progress + iface->config.watchdog)) {
+                uct_rc_varuna_ep_quiet(iface, ep, now)) {
                 uct_rc_varuna_ep_stalled(iface, ep, now);
             }
         }
@@ -1103,6 +1151,8 @@ ucs_status_t uct_rc_varuna_iface_failover_init(uct_rc_varuna_iface_t *iface,
                                                config->last_wqe_timeout);
     iface->config.reprotect_timeout  = ucs_time_from_sec(
                                                config->reprotect_timeout);
+    iface->config.quarantine_max     = ucs_time_from_sec(
+                                               config->quarantine_max);
 
     /* the control requests' own send CQ entries, out of the operations'
      * (rc/base counts what the CQ holds, less one) */

@@ -119,6 +119,14 @@ static ucs_config_field_t uct_rc_varuna_iface_config_table[] = {
      ucs_offsetof(uct_rc_varuna_iface_config_t, reprotect_timeout),
      UCS_CONFIG_TYPE_TIME},
 
+    {"QUARANTINE_MAX", "8s",
+     "A path whose port is up but whose re-protection probe (a READ that\n"
+     "must cross it both ways) fails is quarantined: it is not made the\n"
+     "standby, and the next try waits twice as long as the last, from\n"
+     "4 times REPROTECT_INTERVAL up to this long.",
+     ucs_offsetof(uct_rc_varuna_iface_config_t, quarantine_max),
+     UCS_CONFIG_TYPE_TIME},
+
     {"LAST_WQE_TIMEOUT", "100ms",
      "Re-protection resets a failed lane's QP once the device has reported\n"
      "IBV_EVENT_QP_LAST_WQE_REACHED for it (the QP takes nothing more from\n"
@@ -254,6 +262,9 @@ uct_rc_varuna_iface_config_check(const uct_rc_varuna_iface_config_t *config)
     bad |= uct_rc_varuna_config_secs_bad("REPROTECT_TIMEOUT",
                                          config->reprotect_timeout, 1e-3,
                                          600.0, "1ms to 600s");
+    bad |= uct_rc_varuna_config_secs_bad("QUARANTINE_MAX",
+                                         config->quarantine_max, 1e-3,
+                                         3600.0, "1ms to 3600s");
     bad |= uct_rc_varuna_config_secs_bad("LAST_WQE_TIMEOUT",
                                          config->last_wqe_timeout, 0, 600.0,
                                          "0 to 600s");

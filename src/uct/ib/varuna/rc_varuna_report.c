@@ -212,14 +212,37 @@ void uct_rc_varuna_ep_report_reprotected(uct_rc_varuna_iface_t *iface,
     fprintf(iface->fo.report,
             "{\"event\":\"reprotected\",\"pid\":%d,\"ep\":\"%p\","
             "\"epoch\":%u,\"lane\":\"%s\",\"initiator\":%s,"
-            "\"request\":%u,\"unprotected_ms\":%.3f,"
+            "\"request\":%u,\"failed_probes\":%u,\"unprotected_ms\":%.3f,"
             "\"port_up_to_reprotected_ms\":%.3f,\"at_us\":%.1f}\n",
             getpid(), ep, ep->fo.epoch, lane_name,
             ep->rp.initiator ? "true" : "false",
             ep->rp.initiator ? ep->rp.attempt : ep->rp.peer_attempt,
+            ep->rp.probes_failed,
             (ep->rp.unprotected == 0) ? 0.0 :
             ucs_time_to_msec(now - ep->rp.unprotected),
             ucs_time_to_msec(port_up), ucs_time_to_usec(now));
+    fflush(iface->fo.report);
+}
+
+/* A path quarantined (its port up, its probe failed): the JSON line, once
+ * per run of failed probes. The initiator of re-protection says it; its
+ * peer only sees requests stop coming. */
+void uct_rc_varuna_ep_report_quarantined(uct_rc_varuna_iface_t *iface,
+                                         uct_rc_varuna_ep_t *ep,
+                                         const char *lane_name,
+                                         const char *why, ucs_time_t now)
+{
+    if (iface->fo.report == NULL) {
+        return;
+    }
+
+    fprintf(iface->fo.report,
+            "{\"event\":\"quarantined\",\"pid\":%d,\"ep\":\"%p\","
+            "\"epoch\":%u,\"lane\":\"%s\",\"why\":\"probe failed: %s\","
+            "\"failover_cause\":\"%s\",\"next_try_ms\":%.3f,"
+            "\"at_us\":%.1f}\n", getpid(), ep, ep->fo.epoch, lane_name, why,
+            uct_rc_varuna_cause_str(ep->fo.cause),
+            ucs_time_to_msec(ep->rp.quarantine), ucs_time_to_usec(now));
     fflush(iface->fo.report);
 }
 
@@ -264,6 +287,10 @@ static const struct {
     UCT_RC_VARUNA_COUNTER(results_lost),
     UCT_RC_VARUNA_COUNTER(undecided),
     UCT_RC_VARUNA_COUNTER(stall_probes),
+    UCT_RC_VARUNA_COUNTER(standby_probes),
+    UCT_RC_VARUNA_COUNTER(watchdog_spared),
+    UCT_RC_VARUNA_COUNTER(quarantined),
+    UCT_RC_VARUNA_COUNTER(probes_failed),
     UCT_RC_VARUNA_COUNTER(am_dropped),
     UCT_RC_VARUNA_COUNTER(am_unordered),
     UCT_RC_VARUNA_COUNTER(qp_created),

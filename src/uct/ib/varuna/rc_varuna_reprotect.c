@@ -153,25 +153,20 @@ static ucs_status_t uct_rc_varuna_post_log_read(uct_rc_varuna_iface_t *iface,
                                    UCT_RC_VARUNA_CTRL_WR_LOG_READ, &wr);
 }
 
-/*
- * An empty WRITE on the active lane, behind operations that have not
- * completed for a watchdog interval while there is no lane to fail over
- * to. Its ACK acknowledges everything before it, and a request the peer
- * never got brings a sequence NAK and a retransmission: a QP that only
- * stopped retrying (seen on rxe, a healthy link, the QP in RTS) moves
- * again, one that is really cut ends in retry exhaustion.
- */
-ucs_status_t uct_rc_varuna_ep_post_probe(uct_rc_varuna_ep_t *ep)
+/* An empty WRITE to the peer's log word: its ACK says the request crossed
+ * the lane one way and the ACK the other. At most half of the control CQ
+ * entries go to such probes: a stuck lane holds its probe until it moves or
+ * fails, and re-protection and failovers need theirs meanwhile (seen on
+ * rxe: 64 endpoints probing their stalled lanes took every entry, and
+ * re-protection waited for seconds) */
+static ucs_status_t uct_rc_varuna_ep_post_write_probe(uct_rc_varuna_ep_t *ep,
+                                                      unsigned lane,
+                                                      uct_rc_varuna_ctrl_wr_t kind)
 {
     uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
     struct ibv_send_wr wr;
-    ucs_status_t status;
 
-    /* at most half of the control CQ entries: a stuck lane holds its
-     * probe until it moves or fails, and re-protection and failovers need
-     * theirs meanwhile (seen on rxe: 64 endpoints probing their stalled
-     * lanes took every entry, and re-protection waited for seconds) */
-    if (!uct_rc_varuna_ctrl_room(iface, ep, ep->active) ||
+    if (!uct_rc_varuna_ctrl_room(iface, ep, lane) ||
         (iface->fo.ctrl_cq_available <= iface->fo.ctrl_cq_reserve / 2)) {
         return UCS_ERR_NO_RESOURCE;
     }
@@ -179,11 +174,47 @@ ucs_status_t uct_rc_varuna_ep_post_probe(uct_rc_varuna_ep_t *ep)
     memset(&wr, 0, sizeof(wr));
     wr.opcode              = IBV_WR_RDMA_WRITE;
     wr.wr.rdma.remote_addr = ep->peer_log.addr;
-    wr.wr.rdma.rkey        = ep->peer_log.rkey[ep->active];
-    status = uct_rc_varuna_ctrl_post(iface, ep, ep->active,
-                                     UCT_RC_VARUNA_CTRL_WR_PROBE, &wr);
+    wr.wr.rdma.rkey        = ep->peer_log.rkey[lane];
+    return uct_rc_varuna_ctrl_post(iface, ep, lane, kind, &wr);
+}
+
+/*
+ * A probe on the active lane, behind operations that have not completed
+ * for a watchdog interval while there is no lane to fail over to. Its ACK
+ * acknowledges everything before it, and a request the peer never got
+ * brings a sequence NAK and a retransmission: a QP that only stopped
+ * retrying (seen on rxe, a healthy link, the QP in RTS) moves again, one
+ * that is really cut ends in retry exhaustion.
+ */
+ucs_status_t uct_rc_varuna_ep_post_probe(uct_rc_varuna_ep_t *ep)
+{
+    ucs_status_t status;
+
+    status = uct_rc_varuna_ep_post_write_probe(ep, ep->active,
+                                               UCT_RC_VARUNA_CTRL_WR_PROBE);
     if (status == UCS_OK) {
-        iface->fo.stall_probes++;
+        uct_rc_varuna_ep_iface(ep)->fo.stall_probes++;
+    }
+    return status;
+}
+
+/*
+ * A probe on the standby, before the watchdog fails over to it (issue 33).
+ * A quiet active lane is not always a dead one (a loaded peer, a software
+ * device under load), and failing over fences it for good: onto a standby
+ * that passes nothing (a one-way loss raises no port event) that ends the
+ * endpoint, where keeping the slow lane would have lost nothing.
+ */
+ucs_status_t uct_rc_varuna_ep_post_standby_probe(uct_rc_varuna_ep_t *ep)
+{
+    ucs_status_t status;
+
+    status = uct_rc_varuna_ep_post_write_probe(
+            ep, uct_rc_varuna_other_lane(ep->active),
+            UCT_RC_VARUNA_CTRL_WR_STANDBY_PROBE);
+    if (status == UCS_OK) {
+        ep->ctrl.standby_probe = 1;
+        uct_rc_varuna_ep_iface(ep)->fo.standby_probes++;
     }
     return status;
 }
@@ -458,12 +489,13 @@ static void uct_rc_varuna_ep_reprotect_late(uct_rc_varuna_iface_t *iface,
     ep->rp.late_said = 1;
     iface->fo.reprotect_late++;
     ucs_diag("rc_varuna: ep %p: no standby for %.0f ms since port of lane %s "
-             "came back (%s %u requests, lane %s): one more failure ends "
-             "the endpoint", ep, ucs_time_to_msec(waited),
+             "came back (%s %u requests, lane %s, %u probes failed): one "
+             "more failure ends the endpoint", ep, ucs_time_to_msec(waited),
              uct_rc_varuna_lane_str(iface, lane, name, sizeof(name)),
              ep->rp.initiator ? "sent" : "the peer's last of",
              ep->rp.initiator ? ep->rp.attempt : ep->rp.peer_attempt,
-             uct_rc_varuna_lane_state_str(ep->lane[lane].state));
+             uct_rc_varuna_lane_state_str(ep->lane[lane].state),
+             ep->rp.probes_failed);
 }
 
 /*
@@ -538,6 +570,9 @@ int uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
         return 1;
     }
 
+    if (now < ep->rp.next_try) {
+        return 1; /* quarantined: its probe failed */
+    }
     if ((ep->rp.backoff != 0) &&
         (now < ep->rp.sent + ep->rp.backoff)) {
         /* the peer's port was down or it was busy: asking every interval
@@ -572,15 +607,19 @@ static void uct_rc_varuna_ep_reprotect_done(uct_rc_varuna_iface_t *iface,
 
     uct_rc_varuna_lane_str(iface, lane, buf, sizeof(buf));
     ucs_diag("rc_varuna: ep %p: lane %s is the standby again, %.1f ms after "
-             "its port came back (request %u)", ep, buf,
+             "its port came back (request %u%s)", ep, buf,
              ucs_time_to_msec(up),
-             ep->rp.initiator ? ep->rp.attempt : ep->rp.peer_attempt);
+             ep->rp.initiator ? ep->rp.attempt : ep->rp.peer_attempt,
+             (ep->rp.probes_failed > 0) ? ", out of quarantine" : "");
     uct_rc_varuna_ep_report_reprotected(iface, ep, buf, now, up);
 
     ep->lane[lane].state = UCT_RC_VARUNA_LANE_STANDBY;
     ep->rp.backoff       = 0;
     ep->rp.probe_wait    = 0;
     ep->rp.unprotected   = 0;
+    ep->rp.probes_failed = 0;
+    ep->rp.quarantine    = 0;
+    ep->rp.next_try      = 0;
     iface->fo.reprotected++;
     if (!ep->rp.done_pending) {
         uct_rc_varuna_ep_reprotect_unlist(ep);
@@ -618,6 +657,55 @@ uct_rc_varuna_ep_reprotect_connect(uct_rc_varuna_iface_t *iface,
 
     ep->rp.probe_wait = 1;
     return uct_rc_varuna_ep_reprotect_post_probe(iface, ep, lane);
+}
+
+/*
+ * The probe READ of a re-protected lane failed (initiator) while the lane's
+ * port is up: the path passes nothing one way or the other, whatever its
+ * port says (a one-way loss raises no event). It is quarantined: not made
+ * the standby, and tried again after a wait that doubles with each failed
+ * probe, up to QUARANTINE_MAX. Trying at once, every endpoint reset its QP
+ * and the peer's some four times a second for as long as the loss lasted
+ * (1,724 failed probes in 8 s, 64 endpoints on rxe).
+ */
+static void uct_rc_varuna_ep_reprotect_probe_failed(uct_rc_varuna_iface_t *iface,
+                                                    uct_rc_varuna_ep_t *ep,
+                                                    unsigned lane,
+                                                    enum ibv_wc_status status)
+{
+    ucs_time_t now = ucs_get_time();
+    char name[64];
+
+    uct_rc_varuna_lane_fence(&ep->lane[lane]);
+    uct_rc_varuna_ep_reprotect_list(ep);
+    if (!uct_rc_varuna_ep_lane_port_up(iface, lane)) {
+        return; /* the port event brings it back */
+    }
+
+    iface->fo.probes_failed++;
+    ep->rp.probes_failed++;
+    ep->rp.quarantine = (ep->rp.quarantine == 0) ?
+                        4 * iface->config.reprotect_interval :
+                        2 * ep->rp.quarantine;
+    ep->rp.quarantine = ucs_min(ep->rp.quarantine,
+                                iface->config.quarantine_max);
+    ep->rp.next_try   = now + ep->rp.quarantine;
+
+    uct_rc_varuna_lane_str(iface, lane, name, sizeof(name));
+    if (ep->rp.probes_failed > 1) {
+        ucs_debug("rc_varuna: ep %p: path %s failed probe %u (%s), next "
+                  "try in %.0f ms", ep, name, ep->rp.probes_failed,
+                  ibv_wc_status_str(status),
+                  ucs_time_to_msec(ep->rp.quarantine));
+        return;
+    }
+    iface->fo.quarantined++;
+    ucs_diag("rc_varuna: ep %p: path %s quarantined: its port is up but the "
+             "probe READ did not cross it (%s); it is not the standby, next "
+             "try in %.0f ms, then less and less often", ep, name,
+             ibv_wc_status_str(status), ucs_time_to_msec(ep->rp.quarantine));
+    uct_rc_varuna_ep_report_quarantined(iface, ep, name,
+                                        ibv_wc_status_str(status), now);
 }
 
 /* The probe READ of a re-protected lane completed (initiator) */
@@ -716,6 +804,8 @@ void uct_rc_varuna_ep_ctrl_completion(uct_rc_varuna_ep_t *ep, unsigned lane,
     uct_rc_varuna_iface_reprotect_recheck(iface);
     if (kind == UCT_RC_VARUNA_CTRL_WR_PROBE) {
         ep->ctrl.stall_probe = 0;
+    } else if (kind == UCT_RC_VARUNA_CTRL_WR_STANDBY_PROBE) {
+        ep->ctrl.standby_probe = 0;
     }
 
     /* a re-protection probe (a failed one fails the lane below) */
@@ -746,7 +836,12 @@ void uct_rc_varuna_ep_ctrl_completion(uct_rc_varuna_ep_t *ep, unsigned lane,
                                       (wc->status == IBV_WC_RETRY_EXC_ERR) ?
                                       UCT_RC_VARUNA_CAUSE_RETRY_EXC :
                                       UCT_RC_VARUNA_CAUSE_WC_ERROR);
+        } else if (probe) {
+            uct_rc_varuna_ep_reprotect_probe_failed(iface, ep, lane,
+                                                    wc->status);
         } else {
+            /* the standby (its probe included: the watchdog then keeps
+             * the quiet lane) */
             uct_rc_varuna_ep_failover(ep, lane, UCT_RC_VARUNA_CAUSE_WC_ERROR);
         }
         return;
@@ -754,6 +849,11 @@ void uct_rc_varuna_ep_ctrl_completion(uct_rc_varuna_ep_t *ep, unsigned lane,
 
     if (probe) {
         uct_rc_varuna_ep_reprotect_probed(iface, ep, lane);
+        return;
+    }
+
+    if (kind == UCT_RC_VARUNA_CTRL_WR_STANDBY_PROBE) {
+        uct_rc_varuna_ep_standby_probed(ep);
         return;
     }
 
