@@ -473,6 +473,7 @@ static int demo_server(int port)
     demo_recv_all(fd, &ack, 1);
     close(fd);
     demo_wait(ucp_ep_close_nb(ep, UCP_EP_CLOSE_MODE_FORCE));
+    ucp_mem_unmap(demo_context, memh);
     return ok ? 0 : 1;
 }
 
@@ -797,11 +798,22 @@ static int demo_client(const char *host, int port, uint64_t rounds)
 
 int main(int argc, char **argv)
 {
+    int ret;
+
     if ((argc >= 3) && !strcmp(argv[1], "server")) {
-        return demo_server(atoi(argv[2]));
+        ret = demo_server(atoi(argv[2]));
     } else if ((argc >= 4) && !strcmp(argv[1], "client")) {
-        return demo_client(argv[2], atoi(argv[3]),
-                           (argc >= 5) ? strtoull(argv[4], NULL, 0) : 20000);
+        ret = demo_client(argv[2], atoi(argv[3]),
+                          (argc >= 5) ? strtoull(argv[4], NULL, 0) : 20000);
+    } else {
+        ret = -1;
+    }
+    if (ret >= 0) {
+        /* the interfaces close: their counters end the failover report
+         * (UCX_RC_VARUNA_REPORT's "totals" lines) */
+        ucp_worker_destroy(demo_worker);
+        ucp_cleanup(demo_context);
+        return ret;
     }
     fprintf(stderr, "usage: %s server PORT\n"
                     "       %s client HOST PORT [ROUNDS]\n", argv[0], argv[0]);
