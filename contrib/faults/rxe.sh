@@ -34,23 +34,25 @@ SC_A3=rxe4 SC_A4=rxe5 SC_B3=rxe6 SC_B4=rxe7
 RXE_LINKS="1 2"                 # wired so far
 SC_CYCLE_SECS=6                 # a fail/heal cycle under TCG, generous
 SC_WAKEUP_MS=-1                 # wakeup mode: sleep until an event
+# a name: the kernel's default "(none)" is no host name to Open MPI
+echo rxe-vm >/proc/sys/kernel/hostname
+
+# The host's environment (run-vm writes it)
+[[ -r $SC_OUT/guest.env ]] && . "$SC_OUT/guest.env"
+
 # cycles with many endpoints: a round every 2 ms. Unpaced, 64 endpoints keep
 # both emulated CPUs busy and the guest's rxe acknowledges late: the
 # watchdog fails healthy lanes over (199 such failovers in 5 cycles) and
 # endpoints end (contrib/rxe-vm/README.md)
-SC_MANY_PACE_US=2000
+SC_MANY_PACE_US=${RXE_MANY_PACE_US-2000}
 # ... and an RC timeout of 32 ms (as softib's), which docs/rc_varuna.7.md
 # advises on a loaded machine with a software device: with the default
 # 8 ms, in 4 of 18 runs of cycles:10:64 a healthy active lane exhausted its
 # retries while 64 re-protections reset and connected QPs in the guest
 # ("lane rxe1:1 failed (retry_exceeded) with no standby (lane rxe0:1
 # reconnecting)"), and the endpoint ended
-SC_MANY_RC_TIMEOUT=32ms
-# a name: the kernel's default "(none)" is no host name to Open MPI
-echo rxe-vm >/proc/sys/kernel/hostname
-
-# The host's environment (run-vm writes it)
-[[ -r $SC_OUT/guest.env ]] && . "$SC_OUT/guest.env"
+SC_MANY_RC_TIMEOUT=${RXE_MANY_RC_TIMEOUT-32ms}
+# (RXE_MANY_PACE_US and RXE_MANY_RC_TIMEOUT, from the host, change them)
 
 
 # ---------------------------------------------------------------- wiring

@@ -23,6 +23,11 @@
 #   links          ibv_rc_pingpong on each link: the wiring itself
 #   down-A down-B  link 1 taken down (carrier lost) on A's / B's side
 #   loss-A loss-B  100 % loss A->B / B->A on link 1: silent, no port event
+#   down-A:E down-B:E loss-A:E loss-B:E  the same fault on E endpoint
+#                  pairs (the client's rounds spread over them), 2 s into
+#                  the run and kept for SC_MANY_AFTER s (8): exactly once,
+#                  no endpoint ended, and no failover back onto link 1
+#                  (a gray failure's path is quarantined, issue 33)
 #   blanket        down-A with UCX_RC_VARUNA_RECOVERY=blanket: must show an
 #                  operation executed twice (the checks see duplicates)
 #   cycles:N[:E[:S]]  one endpoint pair (E pairs: the client's rounds
@@ -60,9 +65,11 @@
 #   udqp           the aux UD lane's QP in the error state is reset (issue 9;
 #                  rxe only: UCX's gtest binary, test_rc_varuna_ud_aux)
 #   short          links down-A loss-B cycles:3 mpi:2 after wakeup udqp lane
-#                  lane-peer-killed, and on softib cycles:10:64
+#                  lane-peer-killed loss-B:64, and on softib cycles:10:64
+#                  loss-A:64
 #   long           links down-A down-B loss-A loss-B blanket cycles:20
-#                  cycles:10:64 mpi:10 mpi:4:4 lane lane-peer-killed
+#                  cycles:10:64 down-A:64 loss-A:64 loss-B:64 mpi:10 mpi:4:4
+#                  lane lane-peer-killed
 #
 # Needs RC_VARUNA_PREFIX (our build/prefix; on rxe visible in the guest: not
 # under the host's /tmp, /run or /dev/shm), and for mpi:N RC_VARUNA_MPI_PROG (the
@@ -312,6 +319,104 @@ sc_single()
     else
         sc_bad "$name: ok=$SC_OK failovers=$SC_REPORTS" \
                 "conflicts=$SC_CONFLICTS causes: $SC_CAUSES(logs: $SC_DIR)"
+    fi
+}
+
+# One fault on E endpoint pairs, kept for a while: sc_many NAME ACTION E
+#   the client's rounds spread over E endpoints (unpaced where the backend
+#   takes it, else SC_MANY_PACE_US), the fault 2 s into the run and left in
+#   place for SC_MANY_AFTER seconds (default 8), then the client stops.
+#   Exactly once, no endpoint ended (varuna_demo exits on an endpoint
+#   error), every endpoint of both sides failed over, and none failed over
+#   back onto link 1 while the fault is there: a path seen broken is not
+#   made the standby again until a probe crosses it (issue 33: under load,
+#   a second failover went back onto a path that still lost every packet).
+sc_many()
+{
+    local name=$1 action=$2 eps=$3 after=${SC_MANY_AFTER:-8} rounds pace
+    local line to back=0 moved=0 rc_timeout= quarantined probes=0
+    local t1 t2 t3 r2 r3 rate
+    SC_LIMIT=$((120 + 4 * after))
+    pace=unpaced
+    # an upper bound: the client stops when told (unpaced on softib, some
+    # 40,000 rounds a second)
+    rounds=$(((after + 4) * 60000))
+    if [[ ${SC_MANY_PACE_US:-0} -gt 0 ]]; then
+        export VARUNA_DEMO_PACE_US=$SC_MANY_PACE_US
+        rounds=$(((after + 4) * 1000000 / SC_MANY_PACE_US))
+        pace="paced at $SC_MANY_PACE_US us a round"
+    fi
+    if [[ -n ${SC_MANY_RC_TIMEOUT:-} ]]; then
+        rc_timeout=${UCX_RC_VARUNA_TIMEOUT-unset}
+        export UCX_RC_VARUNA_TIMEOUT=$SC_MANY_RC_TIMEOUT
+        pace+=", RC timeout $SC_MANY_RC_TIMEOUT"
+    fi
+    export VARUNA_DEMO_EPS=$eps VARUNA_DEMO_WINDOW=$((2 * eps))
+    export VARUNA_DEMO_STOP=$SC_LOGS/$name/stop
+    sc_mark "$name: varuna_demo on $eps endpoint pairs ($pace); 2 s in:" \
+            "$action, kept for $after s"
+    sc_start "$name" $rounds
+    unset VARUNA_DEMO_EPS VARUNA_DEMO_WINDOW VARUNA_DEMO_PACE_US \
+          VARUNA_DEMO_STOP
+    if [[ $rc_timeout == unset ]]; then
+        unset UCX_RC_VARUNA_TIMEOUT
+    elif [[ -n $rc_timeout ]]; then
+        export UCX_RC_VARUNA_TIMEOUT=$rc_timeout
+    fi
+    sc_wait_round 1
+    t1=$(sc_us)
+    fsleep 2
+    if sc_running; then
+        r2=$(sc_round) t2=$(sc_us)
+        sc_event "fault: $action (client at round $r2)"
+        eval "$action"
+        fsleep "$after"
+        r3=$(sc_round) t3=$(sc_us)
+        sc_event "stop (client at round $r3)"
+        # what the storm of failovers and re-protections leaves the data
+        # (the rounds are counted in steps of 4096)
+        rate="rounds a second before the fault $((r2 * 1000000 / (t2 - t1)))"
+        rate+=", with it $(((r3 - r2) * 1000000 / (t3 - t2)))"
+    else
+        sc_info "$name: the client ended before the fault"
+    fi
+    touch "$SC_DIR/stop"
+    sc_end
+    link_heal 1
+    sc_reports
+    # the endpoints that left link 1, and the failovers back onto it
+    if [[ -r $SC_DIR/report.json ]]; then
+        while IFS= read -r line; do
+            [[ $line == *'"event":"failover"'* ]] || continue
+            to=$(sc_json to "$line")
+            if [[ $to == "$SC_A1:"* || $to == "$SC_B1:"* ]]; then
+                back=$((back + 1))
+                [[ $back -le 4 ]] && echo "   BACK onto link 1: pid" \
+                    "$(sc_json pid "$line") ep $(sc_json ep "$line") epoch" \
+                    "$(sc_json epoch "$line") $(sc_json from "$line") ->" \
+                    "$to ($(sc_json cause "$line"))"
+            elif [[ $(sc_json epoch "$line") == 1 ]]; then
+                moved=$((moved + 1))
+            fi
+        done <"$SC_DIR/report.json"
+    fi
+    quarantined=$(sc_count "$SC_DIR/report.json" '"event":"quarantined"')
+    while IFS= read -r line; do
+        [[ $line == *'"event":"totals"'* ]] &&
+            probes=$((probes + $(sc_json probes_failed "$line")))
+    done <"$SC_DIR/report.json"
+    echo "   $quarantined paths quarantined, $probes re-protection probes" \
+         "failed; ${rate:-}"
+    if [[ $SC_OK -eq 1 && $SC_CONFLICTS -eq 0 && $back -eq 0 &&
+          $moved -ge $((2 * eps)) ]]; then
+        sc_ok "$name: exactly once on $eps endpoint pairs, none ended;" \
+              "$moved first failovers, none back onto link 1," \
+              "$quarantined quarantines; causes: $(sc_tally $SC_CAUSES)" \
+              "($SC_SECS s)"
+    else
+        sc_bad "$name: ok=$SC_OK conflicts=$SC_CONFLICTS first" \
+               "failovers=$moved of $((2 * eps)), back onto link 1=$back" \
+               "(logs: $SC_DIR)"
     fi
 }
 
@@ -984,12 +1089,12 @@ sc_udqp()
 # ---------------------------------------------------------------- main
 list="$*"
 if [[ -z $list || $list == short ]]; then
-    list="links down-A loss-B cycles:3 mpi:2 after wakeup udqp lane lane-peer-killed"
+    list="links down-A loss-B cycles:3 mpi:2 after wakeup udqp lane lane-peer-killed loss-B:64"
     # 64 endpoint pairs through cycles: 15 s on softib, minutes under TCG
-    [[ $SC_BACKEND == softib ]] && list+=" cycles:10:64"
+    [[ $SC_BACKEND == softib ]] && list+=" cycles:10:64 loss-A:64"
 fi
 [[ $list == long ]] &&
-    list="links down-A down-B loss-A loss-B blanket cycles:20 cycles:10:64 mpi:10 mpi:4:4 lane lane-peer-killed"
+    list="links down-A down-B loss-A loss-B blanket cycles:20 cycles:10:64 down-A:64 loss-A:64 loss-B:64 mpi:10 mpi:4:4 lane lane-peer-killed"
 for sc in $list; do
     SC_CURRENT=$sc
     case $sc in
@@ -998,6 +1103,10 @@ for sc in $list; do
     down-B)   sc_single down-B "link_down 1 B" ;;
     loss-A)   sc_single loss-A "link_blackhole 1 A" ;;
     loss-B)   sc_single loss-B "link_blackhole 1 B" ;;
+    down-A:*) sc_many down-A-${sc#down-A:} "link_down 1 A" ${sc#down-A:} ;;
+    down-B:*) sc_many down-B-${sc#down-B:} "link_down 1 B" ${sc#down-B:} ;;
+    loss-A:*) sc_many loss-A-${sc#loss-A:} "link_blackhole 1 A" ${sc#loss-A:} ;;
+    loss-B:*) sc_many loss-B-${sc#loss-B:} "link_blackhole 1 B" ${sc#loss-B:} ;;
     blanket)  sc_blanket ;;
     cycles)   sc_cycles 4 ;;
     cycles:*) sc_cycles $(IFS=:; echo ${sc#cycles:}) ;;
