@@ -90,7 +90,7 @@ static ucs_config_field_t ucp_failover_config_table[] = {
    "lane to the same peer with the same transport (on the same memory domain\n"
    "if there is one, else on another: remote keys and buffers translated),\n"
    "resending only what the transport says never executed (transports with\n"
-   "UCT_IFACE_FLAG_EP_OUTSTANDING_PURGE, endpoints with peer error handling).\n"
+   "UCT_IFACE_FLAG_EP_OUTSTANDING_PURGE), in any error handling mode.\n"
    "n: the endpoint fails, as without it.",
    ucs_offsetof(ucp_failover_config_t, enable), UCS_CONFIG_TYPE_BOOL},
 
@@ -1679,12 +1679,14 @@ static void ucp_failover_hold_enqueue_cb(uct_pending_req_t *req, void *arg)
     ucp_failover_hold_pending_add(&((ucp_failover_t*)arg)->hold_ep, req, 0);
 }
 
-/* The endpoint and its failed lane are of the kind the failover moves */
+/* The endpoint and its failed lane are of the kind the failover moves.
+ * Any error handling mode: an endpoint without peer error handling (Open
+ * MPI 4.1 creates all of its so) would end the process at this failure,
+ * and the same exactly-once rules hold whatever the mode (issue 35). */
 static int ucp_failover_can_move(ucp_ep_h ep, ucp_lane_index_t lane,
                                  uct_ep_h uct_ep)
 {
-    return (ucp_ep_config(ep)->key.err_mode == UCP_ERR_HANDLING_MODE_PEER) &&
-           !ucp_ep_has_cm_lane(ep) &&
+    return !ucp_ep_has_cm_lane(ep) &&
            !(ep->flags & (UCP_EP_FLAG_FAILED | UCP_EP_FLAG_CLOSED)) &&
            (ep->uct_eps[lane] == uct_ep) &&
            ucp_failover_lane_can_purge(ep, lane);
