@@ -38,8 +38,10 @@ cases=(
     "UCX_UCP_FAILOVER_TIMEOUT=soon|Invalid value for TIMEOUT: 'soon'"
     "UCX_UCP_FAILOVER_TIMEOUT=2h|Invalid value for TIMEOUT: '2h'"
     "UCX_UCP_FAILOVER_ENABLE=maybe|Invalid value for ENABLE: 'maybe'"
+    "UCX_UCP_FAILOVER_SPARE_LANE=2|Invalid value for SPARE_LANE: '2'"
     "UCX_UCP_FAILOVER_TIMEOUT=5s|"
     "UCX_UCP_FAILOVER_ENABLE=n|"
+    "UCX_UCP_FAILOVER_SPARE_LANE=n|"
     "UCX_UCP_FAILOVER_REPORT=/tmp/x.json|"
 )
 

@@ -80,6 +80,7 @@
 
 typedef struct {
     int    enable;
+    int    spare_lane;
     double timeout;
     char   *report;
 } ucp_failover_config_t;
@@ -93,6 +94,15 @@ static ucs_config_field_t ucp_failover_config_table[] = {
    "UCT_IFACE_FLAG_EP_OUTSTANDING_PURGE), in any error handling mode.\n"
    "n: the endpoint fails, as without it.",
    ucs_offsetof(ucp_failover_config_t, enable), UCS_CONFIG_TYPE_BOOL},
+
+  {"SPARE_LANE", "y",
+   "When UCP selects a lane for remote memory access or atomics on such a\n"
+   "transport, add a second lane of the same transport on another local and\n"
+   "remote device, if there is one: somewhere to move the traffic when both\n"
+   "paths of the lane fail, for endpoints that would otherwise have one lane\n"
+   "(RMA-only programs, OpenSHMEM, MPI one-sided). It costs that lane's\n"
+   "connection (for rc_varuna two QPs) per endpoint. n: no spare lane.",
+   ucs_offsetof(ucp_failover_config_t, spare_lane), UCS_CONFIG_TYPE_BOOL},
 
   {"TIMEOUT", "2s",
    "How long a failover waits for the peer's answer; then the endpoint fails.",
@@ -155,6 +165,19 @@ UCS_STATIC_INIT {
 
 UCS_STATIC_CLEANUP {
     ucs_list_del(&ucp_failover_config_table_config_entry.list);
+}
+
+int ucp_failover_spare_lane(ucp_worker_h worker, ucp_rsc_index_t rsc_index)
+{
+    ucp_failover_config_t config;
+    int spare;
+
+    ucp_failover_config(&config);
+    spare = config.enable && config.spare_lane &&
+            (ucp_worker_iface(worker, rsc_index)->attr.cap.flags &
+             UCT_IFACE_FLAG_EP_OUTSTANDING_PURGE);
+    ucs_config_parser_release_opts(&config, ucp_failover_config_table);
+    return spare;
 }
 
 static double ucp_failover_timeout(void)

@@ -46,4 +46,13 @@ void ucp_failover_rkey_unpacked(ucp_ep_h ep, ucp_rkey_h rkey);
 
 void ucp_failover_rkey_destroyed(ucp_rkey_h rkey);
 
+/*
+ * UCP selected a lane for remote memory access or atomics on resource
+ * rsc_index (wireup, patch 0010): whether to add a spare lane of the same
+ * transport on another device (UCX_UCP_FAILOVER_SPARE_LANE), so that an
+ * endpoint with no other lane has somewhere to move when both paths of
+ * this one fail.
+ */
+int ucp_failover_spare_lane(ucp_worker_h worker, ucp_rsc_index_t rsc_index);
+
 #endif

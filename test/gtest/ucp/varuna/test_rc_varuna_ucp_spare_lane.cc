@@ -1,0 +1,308 @@
+/**
+ * Copyright (C) rc_varuna authors 2026. ALL RIGHTS RESERVED.
+ *
+ * See file LICENSE for terms.
+ */
+
+#include <common/test.h>
+#include <ucp/ucp_test.h>
+#include <uct/ib/varuna/softib_control.h>
+
+extern "C" {
+#include <ucp/core/ucp_ep.inl>
+#include <ucp/core/ucp_worker.h>
+}
+
+#include <set>
+#include <vector>
+
+
+/*
+ * The spare lane (UCX patch 0010, UCX_UCP_FAILOVER_SPARE_LANE; issues 32
+ * and 35). An endpoint that needs only remote memory access and atomics
+ * (OpenSHMEM, MPI one-sided, here features RMA and AMO64) used to get one
+ * rc_varuna lane although UCX_NET_DEVICES named two ports of the device:
+ * when both paths of that lane died (its port and its standby's) the
+ * endpoint ended, with the other ports alive on both sides. Now it gets a
+ * second lane on the other port, and UCP's lane failover moves the traffic
+ * there, in any error handling mode: here the one Open MPI 4.1 uses for
+ * every endpoint, none, where a failed endpoint ends the process.
+ *
+ * Variant no_spare (SPARE_LANE=n, peer error handling): one lane, and the
+ * same failure ends the endpoint (the error callback): what the spare
+ * changes.
+ */
+class test_rc_varuna_ucp_spare_lane : public ucp_test {
+public:
+    enum {
+        NUM_OPS = 96,   /* put + fetch-add pairs */
+        SLOTS   = 1 + NUM_OPS
+    };
+
+    enum {
+        VARIANT_SPARE,
+        VARIANT_NO_SPARE
+    };
+
+    test_rc_varuna_ucp_spare_lane() : m_err_count(0)
+    {
+        configure_peer_failure_settings();
+        m_env.push_back(new ucs::scoped_setenv("UCX_RC_VARUNA_STANDBY",
+                                               "auto"));
+        m_env.push_back(new ucs::scoped_setenv("UCX_UCP_FAILOVER_SPARE_LANE",
+                                               spare() ? "y" : "n"));
+    }
+
+    static void get_test_variants(std::vector<ucp_test_variant> &variants)
+    {
+        uint64_t features = UCP_FEATURE_RMA | UCP_FEATURE_AMO64;
+
+        add_variant_with_value(variants, features, VARIANT_SPARE, "");
+        add_variant_with_value(variants, features, VARIANT_NO_SPARE,
+                               "no_spare");
+    }
+
+    virtual void init()
+    {
+        /* two ports of softib0, their standbys the same ports of softib1 */
+        modify_config("NET_DEVICES", "softib0:1,softib0:2");
+        ucp_test::init();
+        if (!m_softib.error().empty()) {
+            if (getenv("RC_VARUNA_SOFTIB_REQUIRED") != NULL) {
+                UCS_TEST_ABORT("no softib control: " + m_softib.error());
+            }
+            UCS_TEST_SKIP_R("no softib control: " + m_softib.error());
+        }
+        sender().connect(&receiver(), get_ep_params());
+        receiver().connect(&sender(), get_ep_params());
+    }
+
+    virtual void cleanup()
+    {
+        if (m_softib.error().empty()) {
+            m_softib.reset();
+        }
+        m_rkey.reset();
+        if (m_memh != NULL) {
+            ucp_mem_unmap(receiver().ucph(), m_memh);
+            m_memh = NULL;
+        }
+        scoped_log_handler hide_err(hide_errors_logger);
+        scoped_log_handler hide_warn(hide_warns_logger);
+        ucp_test::cleanup();
+    }
+
+protected:
+    bool spare() const
+    {
+        return get_variant_value() == VARIANT_SPARE;
+    }
+
+    ucp_ep_params_t get_ep_params()
+    {
+        ucp_ep_params_t params;
+
+        memset(&params, 0, sizeof(params));
+        if (!spare()) {
+            params.field_mask      = UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                                     UCP_EP_PARAM_FIELD_ERR_HANDLER;
+            params.err_mode        = UCP_ERR_HANDLING_MODE_PEER;
+            params.err_handler.cb  = err_cb;
+            params.err_handler.arg = this;
+        }
+        return params;
+    }
+
+    static void err_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
+    {
+        ++reinterpret_cast<test_rc_varuna_ucp_spare_lane*>(arg)->m_err_count;
+    }
+
+    /* the devices ("softib0:1") of the endpoint's memory access lanes */
+    static std::vector<std::string> rma_devices(ucp_ep_h ep)
+    {
+        std::vector<std::string> devs;
+        const ucp_ep_config_key_t &key = ucp_ep_config(ep)->key;
+
+        for (int i = 0; i < UCP_MAX_LANES; ++i) {
+            if (key.rma_lanes[i] == UCP_NULL_LANE) {
+                break;
+            }
+            devs.push_back(ucp_ep_get_tl_rsc(ep, key.rma_lanes[i])->dev_name);
+        }
+        return devs;
+    }
+
+    void map_target()
+    {
+        ucp_mem_map_params_t params;
+        void *rkey_buffer;
+        size_t rkey_size;
+        ucp_rkey_h rkey;
+
+        m_target.assign(SLOTS, 0);
+        params.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
+                            UCP_MEM_MAP_PARAM_FIELD_LENGTH;
+        params.address    = &m_target[0];
+        params.length     = SLOTS * sizeof(uint64_t);
+        ASSERT_UCS_OK(ucp_mem_map(receiver().ucph(), &params, &m_memh));
+        ASSERT_UCS_OK(ucp_rkey_pack(receiver().ucph(), m_memh, &rkey_buffer,
+                                    &rkey_size));
+        ASSERT_UCS_OK(ucp_ep_rkey_unpack(sender().ep(), rkey_buffer, &rkey));
+        m_rkey.reset(rkey, ucp_rkey_destroy);
+        ucp_rkey_buffer_release(rkey_buffer);
+    }
+
+    /* put i into slot 1 + i, fetch-add 1 on slot 0 */
+    void post_pair(unsigned i)
+    {
+        ucp_request_param_t param;
+
+        memset(&param, 0, sizeof(param));
+        m_put_value[i] = 0x5eed000000000000ull | i;
+        m_reqs.push_back(ucp_put_nbx(sender().ep(), &m_put_value[i],
+                                     sizeof(uint64_t),
+                                     (uintptr_t)&m_target[1 + i],
+                                     m_rkey.get(), &param));
+        param.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE |
+                             UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+        param.datatype     = ucp_dt_make_contig(sizeof(uint64_t));
+        param.reply_buffer = &m_fadd_result[i];
+        m_reqs.push_back(ucp_atomic_op_nbx(sender().ep(), UCP_ATOMIC_OP_ADD,
+                                           &m_one, 1, (uintptr_t)&m_target[0],
+                                           m_rkey.get(), &param));
+    }
+
+    /* every request's status (UCS_OK for one done at once) */
+    std::vector<ucs_status_t> wait_all(ucs_time_t deadline)
+    {
+        std::vector<ucs_status_t> statuses;
+
+        for (size_t n = 0; n < m_reqs.size(); ++n) {
+            void *req = m_reqs[n];
+            if (!UCS_PTR_IS_PTR(req)) {
+                statuses.push_back(UCS_PTR_STATUS(req));
+                continue;
+            }
+            while ((ucp_request_check_status(req) == UCS_INPROGRESS) &&
+                   (ucs_get_time() < deadline)) {
+                progress();
+            }
+            statuses.push_back(ucp_request_check_status(req));
+            if (statuses.back() != UCS_INPROGRESS) {
+                ucp_request_free(req);
+            }
+        }
+        m_reqs.clear();
+        return statuses;
+    }
+
+    /* both paths of the lane carrying the memory access die, with pairs in
+     * flight before and after */
+    std::vector<ucs_status_t> fail_rma_lane(ucs_time_t deadline)
+    {
+        std::string dev = rma_devices(sender().ep()).at(0);
+        unsigned port   = strtoul(dev.substr(dev.find(':') + 1).c_str(),
+                                  NULL, 10);
+
+        /* wired up: the lanes are rc_varuna's endpoints, not wireup's */
+        flush_workers();
+        map_target();
+        m_one = 1;
+        for (unsigned i = 0; i < NUM_OPS / 3; ++i) {
+            post_pair(i);
+        }
+        UCS_TEST_MESSAGE << "taking down " << dev << " and softib1:" << port;
+        m_softib.link("softib0", port, false);
+        m_softib.link("softib1", port, false);
+        for (unsigned i = NUM_OPS / 3; i < NUM_OPS; ++i) {
+            post_pair(i);
+        }
+        return wait_all(deadline);
+    }
+
+    size_t                  m_err_count;
+    softib_control          m_softib;
+    std::vector<uint64_t>   m_target;
+    ucp_mem_h               m_memh = NULL;
+    ucs::handle<ucp_rkey_h> m_rkey;
+    std::vector<void*>      m_reqs;
+    uint64_t                m_one;
+    uint64_t                m_put_value[NUM_OPS];
+    uint64_t                m_fadd_result[NUM_OPS];
+};
+
+UCS_TEST_P(test_rc_varuna_ucp_spare_lane, lanes)
+{
+    std::vector<std::string> devs = rma_devices(sender().ep());
+
+    ASSERT_FALSE(devs.empty());
+    if (spare()) {
+        ASSERT_EQ(2u, devs.size()) << "no spare lane";
+        EXPECT_NE(devs[0], devs[1]);
+    } else {
+        EXPECT_EQ(1u, devs.size());
+    }
+}
+
+/*
+ * With the spare: every put lands once, every fetch-add runs once (the
+ * counter, distinct results 0..N-1), no request fails, in error handling
+ * mode none. Without it (no_spare): the endpoint fails. Only a flush is
+ * outstanding then: UCX 1.13.1 purging a failed endpoint's atomic requests
+ * deregisters memory they never registered (a crash in
+ * ucp_request_memory_dereg, seen in 2 of 6 runs), which is UCP's own.
+ */
+UCS_TEST_P(test_rc_varuna_ucp_spare_lane, both_paths_of_the_lane_die)
+{
+    ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(30);
+    std::vector<ucs_status_t> statuses;
+    std::set<uint64_t> results;
+    ucp_request_param_t param;
+    unsigned failed = 0;
+
+    if (!spare()) {
+        flush_workers();
+        std::string dev = rma_devices(sender().ep()).at(0);
+        unsigned port   = strtoul(dev.substr(dev.find(':') + 1).c_str(),
+                                  NULL, 10);
+        m_softib.link("softib0", port, false);
+        m_softib.link("softib1", port, false);
+        memset(&param, 0, sizeof(param));
+        m_reqs.push_back(ucp_ep_flush_nbx(sender().ep(), &param));
+        statuses = wait_all(deadline);
+        while ((m_err_count == 0) && (ucs_get_time() < deadline)) {
+            progress();
+        }
+        /* the sender's endpoint, and the receiver's (its lane died too) */
+        EXPECT_GE(m_err_count, 1u) << "one lane, both paths dead: the "
+                                      "endpoint must fail";
+        EXPECT_TRUE(UCS_STATUS_IS_ERR(statuses.at(0))) << "the flush";
+        return;
+    }
+
+    statuses = fail_rma_lane(deadline);
+    for (size_t n = 0; n < statuses.size(); ++n) {
+        EXPECT_NE(UCS_INPROGRESS, statuses[n]) << "request " << n
+                                               << " did not complete";
+        failed += UCS_STATUS_IS_ERR(statuses[n]);
+    }
+    EXPECT_EQ(0u, failed) << "requests failed";
+
+    /* a flush after the failure covers what was resent */
+    memset(&param, 0, sizeof(param));
+    ASSERT_UCS_OK(request_wait(ucp_ep_flush_nbx(sender().ep(), &param)));
+
+    EXPECT_EQ((uint64_t)NUM_OPS, m_target[0]) << "fetch-adds executed "
+                                                 "twice or lost";
+    for (unsigned i = 0; i < NUM_OPS; ++i) {
+        EXPECT_EQ(m_put_value[i], m_target[1 + i]) << "put " << i;
+        results.insert(m_fadd_result[i]);
+    }
+    EXPECT_EQ((size_t)NUM_OPS, results.size()) << "a fetch result twice";
+    EXPECT_EQ(0u, *results.begin());
+    EXPECT_EQ((uint64_t)NUM_OPS - 1, *results.rbegin());
+}
+
+UCP_INSTANTIATE_TEST_CASE_TLS(test_rc_varuna_ucp_spare_lane, rcvar,
+                              "rc_varuna,ud_verbs:aux")
