@@ -26,6 +26,11 @@ bash "$run" -n 2 --name check-n2 || status=1
 # rc_varuna, not about the scheduler (as test/check/mpi-bidir.sh's 6 ranks)
 bash "$run" -n 4 -t 120 -x UCX_RC_VARUNA_TIMEOUT=32ms --name check-n4 ||
     status=1
+# both paths of the lane die, two ports each side: the spare lane takes
+# over (issue 32)
+bash "$run" -n 2 --double --name check-n2-double || status=1
+bash "$run" -n 4 --double -t 120 -x UCX_RC_VARUNA_TIMEOUT=32ms \
+    --name check-n4-double || status=1
 # blanket recovery sends again messages that arrived long ago (unsignaled,
 # their completions not seen), and the receivers deliver them again: their
 # own count of messages delivered again or out of their order must be

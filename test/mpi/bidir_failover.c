@@ -72,11 +72,12 @@ static void usage(const char *prog)
 {
     fprintf(stderr,
             "usage: %s [-i ITERATIONS] [-f FAIL_AT|-1] [-d DEV:PORT] "
-            "[-F FILE] [-s BYTES] [-S BYTES] [-w SECONDS] [-R] [-q]\n"
+            "[-F FILE] [-s BYTES] [-S BYTES] [-w SECONDS] [-R|-A] [-q]\n"
             "  -i  iterations (4000)\n"
             "  -f  iteration at which rank 0 takes the link down "
             "(ITERATIONS/2; -1: never)\n"
-            "  -d  the link to take down (softib0:1)\n"
+            "  -d  the link to take down (softib0:1), or several\n"
+            "      (softib0:1,softib1:1: both paths of a lane)\n"
             "  -F  instead of taking a link down, create FILE at the fail "
             "iteration\n      (for a fault injector outside the job, which "
             "creates FILE.applied\n      once the fault is in place; the "
@@ -90,6 +91,8 @@ static void usage(const char *prog)
             "  -R  also an allreduce, a put, an accumulate, a compare-and-"
             "swap and a get\n"
             "      each iteration, all checked\n"
+            "  -A  the alltoall only: no window, no one-sided operation (the\n"
+            "      pml's endpoints alone)\n"
             "  -q  no progress lines\n", prog, BF_EXTRA);
 }
 
@@ -179,6 +182,7 @@ int main(int argc, char **argv)
     long first_bad_src = -1;
     int *targets, *all_targets = NULL;
     int opt, it, r, ret, t, ok, all_ok, wrong_fetch = 0, rma = 0;
+    int alltoall_only = 0;
     int capacity, extra = 0;
     char applied_file[4096] = "";
     uint64_t put_val, got, acc_val, cas_cmp, cas_new, cas_res, red_in;
@@ -191,7 +195,7 @@ int main(int argc, char **argv)
     double start, t_fail = 0, idle = 0, until;
     MPI_Win win;
 
-    while ((opt = getopt(argc, argv, "i:f:d:F:s:S:w:Rqh")) != -1) {
+    while ((opt = getopt(argc, argv, "i:f:d:F:s:S:w:RAqh")) != -1) {
         switch (opt) {
         case 'i': iterations = atoi(optarg); break;
         case 'f': fail_at = atoi(optarg); break;
@@ -201,11 +205,13 @@ int main(int argc, char **argv)
         case 'S': large = strtoul(optarg, NULL, 0); break;
         case 'w': idle = atof(optarg); break;
         case 'R': rma = 1; break;
+        case 'A': alltoall_only = 1; break;
         case 'q': quiet = 1; break;
         default:  usage(argv[0]); return opt == 'h' ? 0 : 2;
         }
     }
-    if ((iterations < 1) || (small < 8) || (small % 8) || (large % 8)) {
+    if ((iterations < 1) || (small < 8) || (small % 8) || (large % 8) ||
+        (rma && alltoall_only)) {
         usage(argv[0]);
         return 2;
     }
@@ -244,17 +250,19 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
 
-    ret = MPI_Win_allocate(WIN_WORDS * sizeof(uint64_t), sizeof(uint64_t),
-                           MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
-    if (ret != MPI_SUCCESS) {
-        die_mpi(ret, "MPI_Win_allocate");
+    if (!alltoall_only) {
+        ret = MPI_Win_allocate(WIN_WORDS * sizeof(uint64_t), sizeof(uint64_t),
+                               MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+        if (ret != MPI_SUCCESS) {
+            die_mpi(ret, "MPI_Win_allocate");
+        }
+        MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+        MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win);
+        memset(base, 0, WIN_WORDS * sizeof(uint64_t));
+        MPI_Win_unlock(rank, win);
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Win_lock_all(0, win);
     }
-    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
-    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win);
-    memset(base, 0, WIN_WORDS * sizeof(uint64_t));
-    MPI_Win_unlock(rank, win);
-    MPI_Barrier(MPI_COMM_WORLD);
-    MPI_Win_lock_all(0, win);
 
     if ((rank == 0) && !quiet) {
         char every8th[64] = "", fault[256];
@@ -351,6 +359,10 @@ int main(int argc, char **argv)
                     }
                 }
             }
+        }
+
+        if (alltoall_only) {
+            continue;
         }
 
         /* fetch-add 1 on another rank's counter, then flush */
@@ -469,15 +481,18 @@ int main(int argc, char **argv)
     /* every add is flushed; wait for everyone's, then read our counter */
     bf_phase = PHASE_CHECK;
     MPI_Barrier(MPI_COMM_WORLD);
-    ret = MPI_Fetch_and_op(NULL, &counter, MPI_UINT64_T, rank, WIN_COUNTER,
-                           MPI_NO_OP, win);
-    if (ret == MPI_SUCCESS) {
-        ret = MPI_Win_flush(rank, win);
+    counter = 0;
+    if (!alltoall_only) {
+        ret = MPI_Fetch_and_op(NULL, &counter, MPI_UINT64_T, rank,
+                               WIN_COUNTER, MPI_NO_OP, win);
+        if (ret == MPI_SUCCESS) {
+            ret = MPI_Win_flush(rank, win);
+        }
+        if (ret != MPI_SUCCESS) {
+            die_mpi(ret, "reading the counter");
+        }
+        MPI_Win_unlock_all(win);
     }
-    if (ret != MPI_SUCCESS) {
-        die_mpi(ret, "reading the counter");
-    }
-    MPI_Win_unlock_all(win);
 
     if (rma) {
         /* the sum and every origin's chain word, against what was aimed at
@@ -504,7 +519,7 @@ int main(int argc, char **argv)
     }
 
     expected = 0;
-    for (r = 0; r < nranks; r++) {
+    for (r = 0; r < nranks && !alltoall_only; r++) {
         for (it = 0; it < iterations; it++) {
             expected += (r != rank) && (target_of(r, it) == rank);
         }
@@ -524,7 +539,7 @@ int main(int argc, char **argv)
                MPI_INT, 0, MPI_COMM_WORLD);
 
     /* per origin: the results from one target increase */
-    for (it = 0; it < iterations; it++) {
+    for (it = 0; (it < iterations) && !alltoall_only; it++) {
         for (j = it + 1; j < (size_t)iterations; j++) {
             if (targets[j] == targets[it]) {
                 if (results[j] <= results[it]) {
@@ -574,7 +589,7 @@ int main(int argc, char **argv)
     fflush(stdout);
 
     /* the results of each target must be exactly 0 .. adds-1 */
-    if (rank == 0) {
+    if ((rank == 0) && !alltoall_only) {
         uint64_t *v = malloc(sizeof(uint64_t) * iterations * nranks);
         uint64_t k, cnt, dup = 0, gap = 0;
 
@@ -625,7 +640,9 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
 
-    MPI_Win_free(&win);
+    if (!alltoall_only) {
+        MPI_Win_free(&win);
+    }
     free(sbuf);
     free(rbuf);
     free(results);

@@ -14,7 +14,8 @@
 #
 # Usage: test/mpi/run.sh [-n RANKS] [-r RUNS] [-i ITERS] [-t SECONDS]
 #                        [-s BYTES] [-S BYTES] [-w SECONDS] [--no-fail]
-#                        [--rma] [--recovery varuna|blanket]
+#                        [--rma|--alltoall] [--double|--all-paths]
+#                        [--recovery varuna|blanket]
 #                        [--expect ok|wrong] [--standby auto|same]
 #                        [-x VAR=VALUE]... [--bt] [--name NAME]
 #        test/mpi/run.sh --build   only build the program; print its path
@@ -26,6 +27,15 @@
 #        stays down: issue 9's long run is -w 120 -t 300)
 #   --no-fail    a clean run: the link stays up (no reports expected)
 #   --rma        the rest of MPI's one-sided operations and an allreduce
+#   --alltoall   the alltoall only: no window (pml ucx's endpoints alone)
+#   --all-paths  as --double, but every path dies (softib0:1, softib1:1,
+#                softib0:2, softib1:2): the job must end with UCX's error,
+#                not hang (implies --expect wrong)
+#   --double     two UCP lanes (UCX_NET_DEVICES=softib0:1,softib0:2, their
+#                standbys on softib1), and both paths of the first die
+#                (softib0:1 and softib1:1): UCP's lane failover must move
+#                its traffic to the other lane (issue 35); a run also
+#                needs a "lane_failover" report (UCX_UCP_FAILOVER_REPORT)
 #   --recovery   UCX_RC_VARUNA_RECOVERY (blanket: expect WRONG or an abort)
 #   --expect     ok (default), or wrong: a run counts as correct when it
 #                comes out WRONG (for blanket recovery; a HANG never does)
@@ -51,7 +61,8 @@ set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ranks=2 runs=1 iters=4000 tmo=60 small=8 large=0 idle=0 fail=1 recovery=varuna
-standby=auto bt=0 name= extra_env=() build_only=0 rma=0 expect=ok
+standby=auto bt=0 name= extra_env=() build_only=0 rma=0 expect=ok double=0
+alltoall=0 all_paths=0
 usage()
 {
     sed -n '/^# Usage/,/^#$/s/^# \{0,1\}//p' "$0" >&2
@@ -59,6 +70,7 @@ usage()
 }
 while (($#)); do
     [[ $1 == --no-fail || $1 == --bt || $1 == --build || $1 == --rma ||
+       $1 == --double || $1 == --alltoall || $1 == --all-paths ||
        $# -ge 2 ]] || usage
     case $1 in
     -n) ranks=$2; shift ;;
@@ -71,6 +83,9 @@ while (($#)); do
     -x) [[ $2 == *=* ]] || usage; extra_env+=("$2"); shift ;;
     --no-fail) fail=0 ;;
     --rma) rma=1 ;;
+    --double) double=1 ;;
+    --alltoall) alltoall=1 ;;
+    --all-paths) double=1 all_paths=1 expect=wrong ;;
     --expect) expect=$2; shift ;;
     --recovery) recovery=$2; shift ;;
     --standby) standby=$2; shift ;;
@@ -87,6 +102,9 @@ done
     rc_varuna_die "--standby: auto or same, not '$standby'"
 [[ $expect == ok || $expect == wrong ]] ||
     rc_varuna_die "--expect: ok or wrong, not '$expect'"
+((double)) && [[ $standby == same ]] &&
+    rc_varuna_die "--double takes softib0:1 and its standby down: with" \
+                  "--standby same that is softib0:2, the other lane too"
 
 mpi_setup mpicc mpirun
 # the program, rebuilt when its source changed
@@ -102,7 +120,10 @@ if [[ -z $name ]]; then
     name=n$ranks-$standby-$recovery
     ((large)) && name+=-S$large
     ((rma)) && name+=-rma
+    ((alltoall)) && name+=-alltoall
     ((fail)) || name+=-nofail
+    ((double)) && name+=-double
+    ((all_paths)) && name+=-all-paths
 fi
 logs=$RC_VARUNA_LOGS/mpi/$name
 mkdir -p "$logs"
@@ -110,6 +131,14 @@ mkdir -p "$logs"
 prog_args=(-q -i "$iters" -s "$small" -S "$large" -w "$idle")
 ((fail)) || prog_args+=(-f -1)
 ((rma)) && prog_args+=(-R)
+((alltoall)) && prog_args+=(-A)
+# both paths of the first lane: rc_varuna fails over to the standby, which
+# dies too, and UCP's lane failover moves the traffic to the other lane
+if ((all_paths)); then
+    prog_args+=(-d softib0:1,softib1:1,softib0:2,softib1:2)
+elif ((double)); then
+    prog_args+=(-d softib0:1,softib1:1)
+fi
 
 # Open MPI's UCX components accept only the transports and devices of
 # opal_common_ucx_tls/devices (pml_ucx_tls/devices are its synonyms, and
@@ -119,7 +148,11 @@ mpirun_args=(--allow-run-as-root --oversubscribe -np "$ranks"
              --mca pml_ucx_tls any --mca pml_ucx_devices any)
 ucx_env=(UCX_TLS=rc_varuna,ud_verbs:aux UCX_NET_DEVICES=softib0:1
          UCX_RC_VARUNA_STANDBY=$standby UCX_RC_VARUNA_RECOVERY=$recovery
-         UCX_LOG_LEVEL=${UCX_LOG_LEVEL:-info} "${extra_env[@]}")
+         UCX_LOG_LEVEL=${UCX_LOG_LEVEL:-info})
+# two UCP lanes (softib0:1 and softib0:2, their standbys on softib1)
+((double)) && ucx_env+=(UCX_NET_DEVICES=softib0:1,softib0:2
+                        UCX_MAX_EAGER_LANES=2 UCX_MAX_RNDV_LANES=2)
+ucx_env+=("${extra_env[@]}")
 for var in "${ucx_env[@]}"; do
     mpirun_args+=(-x "$var")
 done
@@ -167,7 +200,7 @@ mpi_kill_session()
 mpi_run()
 {
     local n=$1 d=$logs/run$1 pid start rc verdict reports pids p missing
-    local lost ok_lines why
+    local lost ok_lines why lane_reports event
 
     rm -rf "$d"
     mkdir -p "$d"
@@ -177,7 +210,8 @@ mpi_run()
     start=$SECONDS
 
     setsid softib run -- mpirun "${mpirun_args[@]}" \
-        -x UCX_RC_VARUNA_REPORT="$d/report.json" "$prog" "${prog_args[@]}" \
+        -x UCX_RC_VARUNA_REPORT="$d/report.json" \
+        -x UCX_UCP_FAILOVER_REPORT="$d/report.json" "$prog" "${prog_args[@]}" \
         >"$d/out.log" 2>&1 </dev/null &
     pid=$!
     # softib's counters (retransmissions, RNR NAKs, retries exceeded) are
@@ -204,6 +238,7 @@ mpi_run()
     fi
 
     reports=$(grep -c '"event":"failover"' "$d/report.json")
+    lane_reports=$(grep -c '"event":"lane_failover"' "$d/report.json")
     lost=$(grep '"event":"failover"' "$d/report.json" |
            grep -o '"results_lost":[0-9]*' |
            awk -F: '{s += $2} END {print s + 0}')
@@ -212,8 +247,14 @@ mpi_run()
     if ((fail)); then
         pids=$(sed -n -E 's/^rank [0-9]+ \(pid ([0-9]+)\):.*/\1/p' \
                "$d/out.log")
+        # each rank's own report: of its failover, or with --double of
+        # its lane failover (both paths of the lane may die at once, and
+        # rc_varuna's failover then never completes)
+        event=failover
+        ((double)) && event=lane_failover
         for p in $pids; do
-            grep -q "\"pid\":$p," "$d/report.json" || ((missing++))
+            grep -q "{\"event\":\"$event\",\"pid\":$p," "$d/report.json" ||
+                ((missing++))
         done
     fi
 
@@ -226,7 +267,7 @@ mpi_run()
         verdict="WRONG (exit $rc${why:+: $why})"
     elif ((ok_lines != ranks)); then
         verdict="WRONG: $ok_lines OK lines of $ranks ranks"
-    elif ((fail && (reports == 0 || missing > 0))); then
+    elif ((fail && (reports + lane_reports == 0 || missing > 0))); then
         verdict="WRONG: $missing of $ranks ranks without a failover report"
     elif ((lost > 0)); then
         verdict="WRONG: $lost fetch results lost in the failovers"
@@ -235,7 +276,7 @@ mpi_run()
     fi
     rm -f "$SOFTIB_REGISTRY"
     echo "run $n: $verdict; $((SECONDS - start)) s; $reports failover" \
-         "reports; $(grep -h -E '^(rank [0-9]+ \(pid [0-9]+\): WRONG|bidir_failover: WRONG)' \
+         "reports, $lane_reports lane failovers; $(grep -h -E '^(rank [0-9]+ \(pid [0-9]+\): WRONG|bidir_failover: WRONG)' \
                      "$d/out.log" | head -3 | paste -sd' ')"
     [[ -f $d/hang.txt ]] && cat "$d/hang.txt"
     [[ $rc == hang ]] && return 2
@@ -252,6 +293,8 @@ sizes="alltoall $small B"
 ((large)) && sizes+=" (every 8th: $large B)"
 what="no link failure"
 ((fail)) && what="softib0:1 down halfway"
+((fail && double)) && what="softib0:1 and its standby softib1:1 down halfway (two lanes)"
+((fail && all_paths)) && what="every path (softib0:1 and 0:2, their standbys softib1:1 and 1:2) down halfway"
 ((rma)) && sizes+=", all one-sided operations and an allreduce"
 echo "mpi: $runs runs of $ranks ranks, $iters iterations, $sizes, $what," \
      "standby $standby, $recovery recovery; logs in ${logs#$RC_VARUNA_ROOT/}"

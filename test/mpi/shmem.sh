@@ -10,10 +10,18 @@
 # puts read back with gets, PE 0 takes softib0:1 down halfway.
 #
 # Usage: test/mpi/shmem.sh [-n PES] [-i ITERS] [-t SECONDS] [--no-fail]
-#                          [--recovery varuna|blanket] [--expect ok|wrong]
+#                          [--double] [--recovery varuna|blanket]
+#                          [--expect ok|wrong]
 #                          [-x VAR=VALUE]... [--name NAME]
 #   -n   PEs (2)      -i   iterations (2000)     -t   timeout: HANG (60)
 #   --no-fail    the link stays up (no failover reports expected)
+#   --double     UCX_NET_DEVICES=softib0:1,softib0:2 (their standbys on
+#                softib1), and both paths of the first lane die (softib0:1
+#                and softib1:1): the endpoints' spare lane on softib0:2
+#                (UCX_UCP_FAILOVER_SPARE_LANE) takes the traffic through
+#                UCP's lane failover (issue 32); a "lane_failover" report
+#                from every PE is needed (rc_varuna's own failover reports
+#                come only where the standby died after the failover began)
 #   --recovery   UCX_RC_VARUNA_RECOVERY
 #   --expect     ok (default), or again: the receivers must have delivered
 #                active messages again or out of their order (blanket
@@ -40,18 +48,20 @@ set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 pes=2 iters=2000 tmo=60 fail=1 recovery=varuna expect=ok name= extra_env=()
+double=0 devices=softib0:1
 usage()
 {
     sed -n '/^# Usage/,/^#$/s/^# \{0,1\}//p' "$0" >&2
     exit 2
 }
 while (($#)); do
-    [[ $1 == --no-fail || $# -ge 2 ]] || usage
+    [[ $1 == --no-fail || $1 == --double || $# -ge 2 ]] || usage
     case $1 in
     -n) pes=$2; shift ;;
     -i) iters=$2; shift ;;
     -t) tmo=$2; shift ;;
     --no-fail) fail=0 ;;
+    --double) double=1 devices=softib0:1,softib0:2 ;;
     --recovery) recovery=$2; shift ;;
     --expect) expect=$2; shift ;;
     --name) name=$2; shift ;;
@@ -68,7 +78,8 @@ done
 mpi_setup oshcc oshrun
 prog=$(mpi_build oshcc shmem_failover) || exit 1
 
-[[ -n $name ]] || name=n$pes-$recovery$( ((fail)) || echo -nofail)
+[[ -n $name ]] ||
+    name=n$pes-$recovery$( ((fail)) || echo -nofail)$( ((double)) && echo -double)
 d=$RC_VARUNA_LOGS/shmem/$name
 rm -rf "$d"
 mkdir -p "$d"
@@ -79,13 +90,15 @@ trap 'rm -f "$SOFTIB_REGISTRY"' EXIT
 
 prog_args=(-i "$iters")
 ((fail)) || prog_args+=(-f -1)
+((double)) && prog_args+=(-d softib0:1,softib1:1)
 start=$SECONDS
 timeout --kill-after=10 "$tmo" \
     softib run -- oshrun --allow-run-as-root --oversubscribe -np "$pes" \
     --tune "$RC_VARUNA_ROOT/contrib/openmpi/mca-params.conf" \
-    -x UCX_TLS=rc_varuna,ud_verbs:aux -x UCX_NET_DEVICES=softib0:1 \
+    -x UCX_TLS=rc_varuna,ud_verbs:aux -x UCX_NET_DEVICES=$devices \
     -x UCX_RC_VARUNA_RECOVERY="$recovery" \
     -x UCX_RC_VARUNA_REPORT="$d/report.json" \
+    -x UCX_UCP_FAILOVER_REPORT="$d/report.json" \
     -x UCX_LOG_LEVEL="${UCX_LOG_LEVEL:-info}" -x LD_LIBRARY_PATH \
     "${extra_env[@]}" \
     "$prog" "${prog_args[@]}" >"$d/out.log" 2>&1 </dev/null
@@ -95,16 +108,19 @@ ok_lines=$(grep -c -E '^pe [0-9]+: OK' "$d/out.log")
 reports=$(grep -c '"event":"failover"' "$d/report.json")
 pids_reporting=$(grep '"event":"failover"' "$d/report.json" |
                  grep -o '"pid":[0-9]*' | sort -u | wc -l)
+lane_pids=$(grep '"event":"lane_failover"' "$d/report.json" |
+            grep -o '"pid":[0-9]*' | sort -u | wc -l)
 if ((rc == 124 || rc == 137)); then
     verdict="HANG (no end after $tmo s)"
 elif ((rc == 0)) && ((ok_lines == pes)) &&
      grep -q '^shmem_failover: OK' "$d/out.log" &&
-     { ((!fail)) || ((pids_reporting == pes)); } &&
+     { ((!fail)) || ((double)) || ((pids_reporting == pes)); } &&
+     { ((!double)) || ((lane_pids == pes)); } &&
      { ((fail)) || ((reports == 0)); }; then
     verdict=OK
 else
     verdict="WRONG (exit $rc, $ok_lines of $pes PEs OK, failover reports"
-    verdict+=" from $pids_reporting PEs)"
+    verdict+=" from $pids_reporting PEs, lane failovers from $lane_pids)"
 fi
 # the receivers' counts (totals lines): duplicates dropped under varuna
 # recovery, messages delivered again or early under blanket

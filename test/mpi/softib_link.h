@@ -9,19 +9,35 @@
 
 #include <softib/ctl.h>
 
-/* Take a softib port ("dev:port") down, as a cable pulled out; 0 or -1 */
-static int softib_link_down(const char *link)
+#include <string.h>
+
+/* Take softib ports down, as cables pulled out: "dev:port", or several
+ * separated by commas (both paths of a lane: its port and its standby's);
+ * 0 or -1 */
+static int softib_link_down(const char *links)
 {
+    const char *p = links;
+    char link[128], dev[64];
     softib_ctl_t *ctl;
-    char dev[64];
     unsigned port;
-    int ret;
+    size_t len;
+    int ret = 0;
 
     if (softib_ctl_open(&ctl) < 0) {
         return -1;
     }
-    ret = ((softib_ctl_parse_port(link, dev, sizeof(dev), &port) < 0) ||
-           (softib_ctl_link_set(ctl, dev, port, 0) < 0)) ? -1 : 0;
+    while ((ret == 0) && (*p != '\0')) {
+        len = strcspn(p, ",");
+        if (len >= sizeof(link)) {
+            ret = -1;
+            break;
+        }
+        memcpy(link, p, len);
+        link[len] = '\0';
+        ret = ((softib_ctl_parse_port(link, dev, sizeof(dev), &port) < 0) ||
+               (softib_ctl_link_set(ctl, dev, port, 0) < 0)) ? -1 : 0;
+        p += len + (p[len] == ',');
+    }
     softib_ctl_close(ctl);
     return ret;
 }
