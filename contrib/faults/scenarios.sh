@@ -43,6 +43,11 @@
 #                  an accumulate and a compare-and-swap each iteration)
 #                  with a fault mid-run, rotating down-A down-B loss-A
 #                  loss-B (issue 14)
+#   mpi-double:N[:R]  as mpi:N[:R], over two UCP lanes (links 1+2, 3+4,
+#                  as lane), both paths of the first dying mid-run: the
+#                  lane failover moves pml ucx's and osc ucx's traffic
+#                  (issues 32 and 35); a lane_failover report from every
+#                  rank
 #   wakeup         wakeup-A and wakeup-loss-B: down-A, loss-B with both
 #                  sides in UCP's wakeup mode (they sleep on the worker's
 #                  event fd whenever progress finds nothing; issue 11), for
@@ -64,12 +69,12 @@
 #                  same-round ratios and packets per iteration
 #   udqp           the aux UD lane's QP in the error state is reset (issue 9;
 #                  rxe only: UCX's gtest binary, test_rc_varuna_ud_aux)
-#   short          links down-A loss-B cycles:3 mpi:2 after wakeup udqp lane
-#                  lane-peer-killed loss-B:64, and on softib cycles:10:64
-#                  loss-A:64
+#   short          links down-A loss-B cycles:3 mpi:2 mpi-double:1 after
+#                  wakeup udqp lane lane-peer-killed loss-B:64, and on
+#                  softib cycles:10:64 loss-A:64
 #   long           links down-A down-B loss-A loss-B blanket cycles:20
 #                  cycles:10:64 down-A:64 loss-A:64 loss-B:64 mpi:10 mpi:4:4
-#                  lane lane-peer-killed
+#                  mpi-double:5 lane lane-peer-killed
 #
 # Needs RC_VARUNA_PREFIX (our build/prefix; on rxe visible in the guest: not
 # under the host's /tmp, /run or /dev/shm), and for mpi:N RC_VARUNA_MPI_PROG (the
@@ -933,15 +938,18 @@ sc_cycles()
 
 
 # The rank wrapper of the MPI runs: even ranks are on "host A" (A1, standby
-# A2), odd ones on "host B" (B1, standby B2)
+# A2), odd ones on "host B" (B1, standby B2), or as SC_A_NET, SC_A_STANDBY,
+# SC_B_NET, SC_B_STANDBY say (sc_two_lanes)
 sc_mpi_wrapper()
 {
     cat >$sc_tmp/mpi-rank <<WRAPPER
 #!/bin/bash
 if ((OMPI_COMM_WORLD_RANK % 2 == 0)); then
-    export UCX_NET_DEVICES=$SC_A1:1 UCX_RC_VARUNA_STANDBY=$SC_A2
+    export UCX_NET_DEVICES=${SC_A_NET:-$SC_A1:1}
+    export UCX_RC_VARUNA_STANDBY=${SC_A_STANDBY:-$SC_A2}
 else
-    export UCX_NET_DEVICES=$SC_B1:1 UCX_RC_VARUNA_STANDBY=$SC_B2
+    export UCX_NET_DEVICES=${SC_B_NET:-$SC_B1:1}
+    export UCX_RC_VARUNA_STANDBY=${SC_B_STANDBY:-$SC_B2}
 fi
 exec "\$@"
 WRAPPER
@@ -956,7 +964,7 @@ sc_mpi_run()
     local n=$1 ranks=$2 action=$3 heal=$4 fault=$sc_tmp/mpi-fault pid rc i
     local reports lost missing ok_lines p pids verdict why iters=4000
 
-    SC_NAME=mpi$ranks-$n
+    SC_NAME=mpi$ranks${SC_MPI_TAG:-}-$n
     SC_DIR=$SC_LOGS/$SC_NAME
     rm -rf "$SC_DIR" "$fault" "$fault.applied"
     mkdir -p "$SC_DIR"
@@ -966,6 +974,7 @@ sc_mpi_run()
     # the ranks are children of mpirun on this one host: they inherit the
     # environment (UCX_*, LD_LIBRARY_PATH), the wrapper adds the devices
     UCX_RC_VARUNA_REPORT=$SC_DIR/report.json \
+        UCX_UCP_FAILOVER_REPORT=$SC_DIR/report.json \
         timeout -k 5 "$SC_LIMIT" stdbuf -oL mpirun --allow-run-as-root \
         --oversubscribe -np $ranks --mca pml ucx --mca osc ucx --mca btl self \
         --mca pml_ucx_tls any --mca pml_ucx_devices any \
@@ -997,8 +1006,10 @@ sc_mpi_run()
     # the verdict, as test/mpi/run.sh gives it on softib: exit 0, one OK
     # line per rank and the closing OK (every alltoall element, every
     # counter, every fetch result 0..adds-1 per target), a failover report
-    # from every rank and no result lost
-    reports=$(sc_count "$SC_DIR/report.json" '"event":"failover"')
+    # (SC_MPI_EVENT: or a lane failover's) from every rank and no result
+    # lost
+    reports=$(sc_count "$SC_DIR/report.json" \
+              "\"event\":\"${SC_MPI_EVENT:-failover}\"")
     lost=0
     while IFS= read -r p; do
         [[ $p == *'"event":"failover"'* ]] &&
@@ -1009,8 +1020,8 @@ sc_mpi_run()
            "$SC_DIR/out.log")
     for p in $pids; do
         ok_lines=$((ok_lines + 1))
-        grep -q "\"pid\":$p," "$SC_DIR/report.json" ||
-            missing=$((missing + 1))
+        grep -q "{\"event\":\"${SC_MPI_EVENT:-failover}\",\"pid\":$p," \
+             "$SC_DIR/report.json" || missing=$((missing + 1))
     done
     if ((rc == 124 || rc == 137)); then
         verdict="HANG (killed after $SC_LIMIT s)"
@@ -1033,7 +1044,8 @@ sc_mpi_run()
     sc_reports
     if [[ $verdict == OK ]]; then
         sc_ok "$SC_NAME ($action): correct through the fault; $reports" \
-               "failover reports, causes: $(sc_tally $SC_CAUSES)($SC_SECS s)"
+               "${SC_MPI_EVENT:-failover} reports, rc_varuna's causes:" \
+               "$(sc_tally $SC_CAUSES)($SC_SECS s)"
         return 0
     fi
     sc_bad "$SC_NAME ($action): $verdict (logs: $SC_DIR)"
@@ -1067,6 +1079,38 @@ sc_mpi()
             sc_info "mpi: link 1 not ACTIVE again after run $i"
     done
     sc_info "mpi: $n runs of $ranks ranks: $ok correct, $((n - ok)) not"
+}
+
+
+# N MPI runs of R ranks over two UCP lanes (links 1+2 and 3+4, as lane):
+# both paths of the first lane die mid-run (links 1 and 2 down on A's
+# side). Open MPI's endpoints have no peer error handling; UCP's lane
+# failover moves the lane's traffic all the same (issue 35): pml ucx's to
+# its other tag lane, osc ucx's to its spare lane (issue 32), on the other
+# memory domain. Every rank right, and a lane failover from every rank.
+sc_mpi_double()
+{
+    local n=$1 ranks=$2 i ok=0
+    local SC_A_NET SC_A_STANDBY SC_B_NET SC_B_STANDBY
+    local -x UCX_MAX_EAGER_LANES=2 UCX_MAX_RNDV_LANES=2
+    local SC_MPI_TAG=-double SC_MPI_EVENT=lane_failover
+    [[ -n ${RC_VARUNA_MPI_PROG:-} && -x $RC_VARUNA_MPI_PROG ]] || {
+        sc_bad "mpi-double: no bidir_failover"
+        return 1
+    }
+    sc_two_lanes || return 1
+    SC_LIMIT=300
+    sc_mpi_wrapper
+    sc_mark "mpi-double: $n runs of bidir_failover, $ranks ranks, two UCP" \
+            "lanes (links 1+2, 3+4); mid-run links 1 and 2 down"
+    for ((i = 1; i <= n; i++)); do
+        sc_mpi_run $i $ranks "link_down 1 A; link_down 2 A" \
+            "link_heal 1; link_heal 2" && ok=$((ok + 1))
+        backend_link_active 1 && backend_link_active 2 ||
+            sc_info "mpi-double: links 1 and 2 not ACTIVE again after run $i"
+    done
+    sc_info "mpi-double: $n runs of $ranks ranks: $ok correct, $((n - ok))" \
+            "not"
 }
 
 
@@ -1104,12 +1148,12 @@ sc_udqp()
 # ---------------------------------------------------------------- main
 list="$*"
 if [[ -z $list || $list == short ]]; then
-    list="links down-A loss-B cycles:3 mpi:2 after wakeup udqp lane lane-peer-killed loss-B:64"
+    list="links down-A loss-B cycles:3 mpi:2 mpi-double:1 after wakeup udqp lane lane-peer-killed loss-B:64"
     # 64 endpoint pairs through cycles: 15 s on softib, minutes under TCG
     [[ $SC_BACKEND == softib ]] && list+=" cycles:10:64 loss-A:64"
 fi
 [[ $list == long ]] &&
-    list="links down-A down-B loss-A loss-B blanket cycles:20 cycles:10:64 down-A:64 loss-A:64 loss-B:64 mpi:10 mpi:4:4 lane lane-peer-killed"
+    list="links down-A down-B loss-A loss-B blanket cycles:20 cycles:10:64 down-A:64 loss-A:64 loss-B:64 mpi:10 mpi:4:4 mpi-double:5 lane lane-peer-killed"
 for sc in $list; do
     SC_CURRENT=$sc
     case $sc in
@@ -1149,6 +1193,8 @@ for sc in $list; do
     mpi)      sc_mpi 10 2 ;;
     mpi:*:*)  sc=${sc#mpi:}; sc_mpi ${sc%:*} ${sc#*:} ;;
     mpi:*)    sc_mpi ${sc#mpi:} 2 ;;
+    mpi-double:*:*) sc=${sc#mpi-double:}; sc_mpi_double ${sc%:*} ${sc#*:} ;;
+    mpi-double:*)   sc_mpi_double ${sc#mpi-double:} 2 ;;
     *)        sc_bad "unknown scenario '$sc'" ;;
     esac
 done
