@@ -780,6 +780,10 @@ typedef struct uct_rc_varuna_ep {
                                                  active lane */
         uint8_t             standby_probe;    /* one in flight on the
                                                  standby */
+        ucs_time_t          progress;         /* the last control request
+                                                 completed, or posted on
+                                                 a lane with none in
+                                                 flight */
     } ctrl;
 
     /* the peer's side of both lanes, to connect them again */

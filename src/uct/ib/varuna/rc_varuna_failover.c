@@ -1068,6 +1068,40 @@ void uct_rc_varuna_ep_standby_probed(uct_rc_varuna_ep_t *ep)
              "probed: slow, not dead; no failover", ep);
 }
 
+/*
+ * A failover whose new lane takes its control requests (the FAILOVER
+ * notice, the log READ) and completes none for UCT_RC_VARUNA_STALL_PROBES
+ * watchdog intervals: that lane is taken for dead, as the watchdog takes a
+ * quiet active lane (review of 0aa6934, risk 7). RC's retries end a dead
+ * lane too, but a QP that stops retrying (seen on rxe) would hold the
+ * failover, and every operation of the endpoint, for ever. What the
+ * failover waits for from the peer alone (its notice, with PEER_TIMEOUT
+ * inf) is not bounded here: that wait is the exactly-once rule.
+ */
+static void uct_rc_varuna_ep_fo_stalled(uct_rc_varuna_iface_t *iface,
+                                        uct_rc_varuna_ep_t *ep, ucs_time_t now)
+{
+    unsigned lane = uct_rc_varuna_other_lane(ep->fo.failed_lane);
+    char name[64];
+
+    if (!uct_rc_varuna_ep_fo_fencing(ep) || (ep->ctrl.inflight[lane] == 0) ||
+        (ep->lane[lane].state == UCT_RC_VARUNA_LANE_FAILED) ||
+        (now <= ep->ctrl.progress +
+                UCT_RC_VARUNA_STALL_PROBES * iface->config.watchdog)) {
+        return;
+    }
+
+    ucs_diag("rc_varuna: ep %p: lane %s, which the failover (%s) moves to, "
+             "completed none of its %u control requests for %.0f ms: taken "
+             "for dead", ep,
+             uct_rc_varuna_lane_str(iface, lane, name, sizeof(name)),
+             uct_rc_varuna_fo_state_str(ep->fo.state),
+             ep->ctrl.inflight[lane],
+             ucs_time_to_msec(now - ep->ctrl.progress));
+    uct_rc_varuna_lane_fence(&ep->lane[lane]);
+    uct_rc_varuna_ep_fail_later(ep, UCS_ERR_ENDPOINT_TIMEOUT);
+}
+
 static void uct_rc_varuna_iface_periodic(uct_rc_varuna_iface_t *iface,
                                          ucs_time_t now)
 {
@@ -1084,6 +1118,9 @@ static void uct_rc_varuna_iface_periodic(uct_rc_varuna_iface_t *iface,
                 uct_rc_varuna_ep_quiet(iface, ep, now)) {
                 uct_rc_varuna_ep_stalled(iface, ep, now);
             }
+        }
+        ucs_list_for_each_safe(ep, tmp_ep, &iface->fo.active, fo.list) {
+            uct_rc_varuna_ep_fo_stalled(iface, ep, now);
         }
     }
 

@@ -79,7 +79,9 @@ static ucs_status_t uct_rc_varuna_ctrl_post(uct_rc_varuna_iface_t *iface,
         return UCS_ERR_IO_ERROR;
     }
 
-    ep->ctrl.inflight[lane]++;
+    if (ep->ctrl.inflight[lane]++ == 0) {
+        ep->ctrl.progress = ucs_get_time();
+    }
     iface->fo.ctrl_cq_available--;
     if (kind != UCT_RC_VARUNA_CTRL_WR_DRAIN) {
         /* its packets take PSNs of the lane like any request: the PSN
@@ -800,6 +802,7 @@ void uct_rc_varuna_ep_ctrl_completion(uct_rc_varuna_ep_t *ep, unsigned lane,
 
     ucs_assert(ep->ctrl.inflight[lane] > 0);
     ep->ctrl.inflight[lane]--;
+    ep->ctrl.progress = ucs_get_time();
     iface->fo.ctrl_cq_available++;
     uct_rc_varuna_iface_reprotect_recheck(iface);
     if (kind == UCT_RC_VARUNA_CTRL_WR_PROBE) {

@@ -609,4 +609,53 @@ UCS_TEST_P(test_rc_varuna_error_paths, quiet_lane_without_standby_ends)
     EXPECT_EQ(0u, viface(m_s)->fo.failovers);
 }
 
+/*
+ * The lane a failover moves to passes nothing, both ways, its ports up, and
+ * RC's retries there are 1 s apart (8 s in all): the failover's notice to
+ * the peer waits on it, unanswered (review of 0aa6934, risk 7: on rxe a QP
+ * can stop retrying, and then the wait had no end). The endpoint used to
+ * wait for RC's retries; now the failover takes the lane for dead after 8
+ * watchdog intervals without a control request completing, and the
+ * endpoint ends through UCX's error path with every operation completed
+ * once.
+ */
+UCS_TEST_P(test_rc_varuna_error_paths, failover_onto_quiet_lane)
+{
+    ucs_time_t deadline = ucs_get_time() +
+                          ucs_time_from_msec(scaled_ms(20000));
+    ucs_time_t t_down;
+    double waited_ms;
+    port p0;
+
+    modify_config("RC_TIMEOUT", ucs::to_string(scaled_ms(1000)) + "ms");
+    modify_config("WATCHDOG", ucs::to_string(scaled_ms(WATCHDOG_MS)) + "ms");
+    modify_config("RC_RETRY_COUNT", "7");
+    setup_pair(NUM_OPS);
+    plan(MIXED, NUM_OPS);
+    ASSERT_TRUE(uct_rc_varuna_ep_has_standby(vep(m_s)));
+
+    drop(side_port(m_s, 1), SOFTIB_DIR_TX, SOFTIB_CLASS_ALL);
+    drop(side_port(m_r, 1), SOFTIB_DIR_TX, SOFTIB_CLASS_ALL);
+    /* the window stays in flight: its acknowledgements are lost */
+    drop(side_port(m_r, 0), SOFTIB_DIR_TX, SOFTIB_CLASS_RESPONSES);
+    ASSERT_TRUE(post_all(0, WINDOW, deadline));
+    p0     = side_port(m_s, 0);
+    t_down = ucs_get_time();
+    m_softib.link(p0.dev, p0.num, false);
+    while ((m_ep_errors == 0) && (ucs_get_time() < deadline)) {
+        progress();
+    }
+    waited_ms = ucs_time_to_msec(ucs_get_time() - t_down);
+    ASSERT_GE(m_ep_errors, 1u) << "the endpoint did not end";
+    EXPECT_GE(waited_ms, 8 * scaled_ms(WATCHDOG_MS))
+            << "ended before 8 watchdog intervals";
+    EXPECT_LT(waited_ms, scaled_ms(4000)) << "left to RC's retries (8 s)";
+    short_progress_loop(20);
+
+    for (unsigned i = 0; i < WINDOW; ++i) {
+        EXPECT_EQ(1, m_ops[i].calls) << op_name(m_ops[i].type) << " #" << i;
+    }
+    EXPECT_EQ(UCT_RC_VARUNA_FO_DEAD, vep(m_s)->fo.state);
+}
+
 _UCT_INSTANTIATE_TEST_CASE(test_rc_varuna_error_paths, rc_varuna)
