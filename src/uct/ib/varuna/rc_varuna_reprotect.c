@@ -63,6 +63,37 @@ static int uct_rc_varuna_ctrl_room(uct_rc_varuna_iface_t *iface,
            (iface->fo.ctrl_cq_available > 0);
 }
 
+/*
+ * Who gets the interface's control CQ entries when many endpoints want them
+ * at once: a failover all of them (its notice and log READ are on the
+ * critical path of both sides), a probe of a quiet lane down to a quarter,
+ * re-protection down to half. Seen on rxe with 64 endpoints and a one-way
+ * loss: their 64 probe READs over the lossy path, each held until RC's
+ * retries ran out, took every entry; a healthy active lane that stopped
+ * moving (rxe's QPs do, now and then) found no room for the probe that
+ * moves it, and its endpoint ended when it failed.
+ */
+static int uct_rc_varuna_ctrl_share(uct_rc_varuna_iface_t *iface,
+                                    uct_rc_varuna_ctrl_wr_t kind)
+{
+    switch (kind) {
+    case UCT_RC_VARUNA_CTRL_WR_PROBE:
+    case UCT_RC_VARUNA_CTRL_WR_STANDBY_PROBE:
+        return iface->fo.ctrl_cq_available > iface->fo.ctrl_cq_reserve / 4;
+    default:
+        return iface->fo.ctrl_cq_available > 0;
+    }
+}
+
+/* Room for re-protection's requests (its REQ and probe READ): down to half
+ * of the control CQ entries, see uct_rc_varuna_ctrl_share() */
+static int uct_rc_varuna_reprotect_room(uct_rc_varuna_iface_t *iface,
+                                        uct_rc_varuna_ep_t *ep, unsigned lane)
+{
+    return uct_rc_varuna_ctrl_room(iface, ep, lane) &&
+           (iface->fo.ctrl_cq_available > iface->fo.ctrl_cq_reserve / 2);
+}
+
 static ucs_status_t uct_rc_varuna_ctrl_post(uct_rc_varuna_iface_t *iface,
                                             uct_rc_varuna_ep_t *ep,
                                             unsigned lane,
@@ -156,11 +187,11 @@ static ucs_status_t uct_rc_varuna_post_log_read(uct_rc_varuna_iface_t *iface,
 }
 
 /* An empty WRITE to the peer's log word: its ACK says the request crossed
- * the lane one way and the ACK the other. At most half of the control CQ
- * entries go to such probes: a stuck lane holds its probe until it moves or
- * fails, and re-protection and failovers need theirs meanwhile (seen on
- * rxe: 64 endpoints probing their stalled lanes took every entry, and
- * re-protection waited for seconds) */
+ * the lane one way and the ACK the other. Probes leave a quarter of the
+ * control CQ entries to failovers (uct_rc_varuna_ctrl_share): a stuck lane
+ * holds its probe until it moves or fails (seen on rxe: 64 endpoints
+ * probing their stalled lanes took every entry, and re-protection waited
+ * for seconds) */
 static ucs_status_t uct_rc_varuna_ep_post_write_probe(uct_rc_varuna_ep_t *ep,
                                                       unsigned lane,
                                                       uct_rc_varuna_ctrl_wr_t kind)
@@ -169,7 +200,7 @@ static ucs_status_t uct_rc_varuna_ep_post_write_probe(uct_rc_varuna_ep_t *ep,
     struct ibv_send_wr wr;
 
     if (!uct_rc_varuna_ctrl_room(iface, ep, lane) ||
-        (iface->fo.ctrl_cq_available <= iface->fo.ctrl_cq_reserve / 2)) {
+        !uct_rc_varuna_ctrl_share(iface, kind)) {
         return UCS_ERR_NO_RESOURCE;
     }
 
@@ -438,7 +469,7 @@ uct_rc_varuna_ep_reprotect_post_probe(uct_rc_varuna_iface_t *iface,
         ep->fo.log_desc = ucs_mpool_get(&iface->short_desc_mp);
     }
     if ((ep->fo.log_desc == NULL) ||
-        !uct_rc_varuna_ctrl_room(iface, ep, lane)) {
+        !uct_rc_varuna_reprotect_room(iface, ep, lane)) {
         uct_rc_varuna_iface_reprotect_recheck(iface);
         return UCS_ERR_NO_RESOURCE;
     }
@@ -568,7 +599,7 @@ int uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
         !uct_rc_varuna_ep_lane_port_up(iface, lane)) {
         return 0; /* its port's event */
     }
-    if (!uct_rc_varuna_ctrl_room(iface, ep, ep->active)) {
+    if (!uct_rc_varuna_reprotect_room(iface, ep, ep->active)) {
         return 1;
     }
 
