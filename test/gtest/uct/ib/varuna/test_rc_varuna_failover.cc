@@ -893,3 +893,94 @@ UCS_TEST_P(test_rc_varuna_failover, replay_logs_once)
 }
 
 _UCT_INSTANTIATE_TEST_CASE(test_rc_varuna_failover, rc_varuna)
+
+/*
+ * A 1 MiB zero-copy put or get cut mid-way (the test audit's gap 11: nothing
+ * larger than 64 KiB had been). Each goes as one work request (MAX_ZCOPY
+ * is 1 MiB) of some 256 packets; after the first 100 the primary path
+ * loses the rest, so the receiver's memory holds part of the put, or the
+ * sender's buffer part of the get, when RC's retries run out. The failover
+ * must do it again, whole, on the standby, and complete it once with
+ * UCS_OK: every byte of the put at the receiver, of the get at the sender.
+ */
+class test_rc_varuna_large_cut : public test_rc_varuna_fo_base {
+protected:
+    enum {
+        SIZE      = 1024 * 1024,
+        CUT_AFTER = 100            /* packets that get through */
+    };
+
+    struct done_comp {
+        uct_completion_t comp;
+        int              calls;
+        ucs_status_t     status;
+    };
+
+    static void done_cb(uct_completion_t *comp)
+    {
+        done_comp *d = ucs_container_of(comp, done_comp, comp);
+
+        ++d->calls;
+        d->status = comp->status;
+    }
+
+    void cut_midway(bool get)
+    {
+        ucs_time_t deadline = ucs_get_time() +
+                              ucs_time_from_msec(scaled_ms(20000));
+        uint64_t seed       = get ? 0x9e7 : 0x907;
+        done_comp d;
+        uct_iov_t iov;
+        ucs_status_t status;
+
+        setup_pair(1);
+        ASSERT_GE(get ? m_s->iface_attr().cap.get.max_zcopy :
+                        m_s->iface_attr().cap.put.max_zcopy,
+                  (size_t)SIZE);
+        mapped_buffer local(SIZE, get ? 0 : seed, *m_s);
+        mapped_buffer remote(SIZE, get ? seed : 0, *m_r);
+        if (get) {
+            /* the READ's responses, after the first CUT_AFTER */
+            drop(side_port(m_r, 0), SOFTIB_DIR_TX, SOFTIB_CLASS_RESPONSES,
+                 CUT_AFTER);
+        } else {
+            drop(side_port(m_s, 0), SOFTIB_DIR_TX, SOFTIB_CLASS_REQ,
+                 CUT_AFTER);
+        }
+
+        d.comp.func   = done_cb;
+        d.comp.count  = 1;
+        d.comp.status = UCS_OK;
+        d.calls       = 0;
+        d.status      = UCS_INPROGRESS;
+        iov.buffer    = local.ptr();
+        iov.length    = SIZE;
+        iov.memh      = local.memh();
+        iov.stride    = 0;
+        iov.count     = 1;
+        status = get ? uct_ep_get_zcopy(m_s->ep(0), &iov, 1, remote.addr(),
+                                        remote.rkey(), &d.comp) :
+                       uct_ep_put_zcopy(m_s->ep(0), &iov, 1, remote.addr(),
+                                        remote.rkey(), &d.comp);
+        ASSERT_EQ(UCS_INPROGRESS, status);
+        while ((d.calls == 0) && (ucs_get_time() < deadline)) {
+            progress();
+        }
+        short_progress_loop(20);
+
+        ASSERT_EQ(1, d.calls) << "completions";
+        EXPECT_EQ(UCS_OK, d.status);
+        EXPECT_EQ(0u, m_ep_errors);
+        EXPECT_EQ(1u, viface(m_s)->fo.failovers);
+        EXPECT_GE(viface(m_s)->fo.resent_bytes, (unsigned long)SIZE)
+                << "not done again whole";
+        /* every byte (a mismatch fails the test, naming the offset) */
+        (get ? local : remote).pattern_check(seed);
+    }
+};
+
+UCS_TEST_P(test_rc_varuna_large_cut, put_zcopy_1m) { cut_midway(false); }
+UCS_TEST_P(test_rc_varuna_large_cut, get_zcopy_1m) { cut_midway(true); }
+
+_UCT_INSTANTIATE_TEST_CASE(test_rc_varuna_large_cut, rc_varuna)
+
