@@ -1013,13 +1013,22 @@ static void uct_rc_varuna_ep_stalled(uct_rc_varuna_iface_t *iface,
             /* the standby crossed since the lane went quiet */
             uct_rc_varuna_ep_failover(ep, ep->active,
                                       UCT_RC_VARUNA_CAUSE_WATCHDOG);
-        } else if (!ep->ctrl.standby_probe &&
-                   (uct_rc_varuna_ep_post_standby_probe(ep) == UCS_OK)) {
-            ucs_diag("rc_varuna: ep %p: probing the standby before failing "
-                     "over", ep);
+        } else if (!ep->ctrl.standby_probe) {
+            if (uct_rc_varuna_ep_post_standby_probe(ep) == UCS_OK) {
+                ucs_diag("rc_varuna: ep %p: probing the standby before "
+                         "failing over", ep);
+            } else if (now > ep->tx.last_progress +
+                             UCT_RC_VARUNA_STALL_PROBES *
+                             iface->config.watchdog) {
+                /* no room for the probe all that time: fail over
+                 * unproven rather than wait on a lane that may never
+                 * move again */
+                uct_rc_varuna_ep_failover(ep, ep->active,
+                                          UCT_RC_VARUNA_CAUSE_WATCHDOG);
+            }
         }
-        /* else its completion decides, or a later check posts it: a lane
-         * that is really cut ends in RC's retry exhaustion meanwhile */
+        /* else the probe's completion decides: a lane that is really cut
+         * ends in RC's retry exhaustion meanwhile */
         return;
     }
 
