@@ -69,12 +69,7 @@ public:
         /* two ports of softib0, their standbys the same ports of softib1 */
         modify_config("NET_DEVICES", "softib0:1,softib0:2");
         ucp_test::init();
-        if (!m_softib.error().empty()) {
-            if (getenv("RC_VARUNA_SOFTIB_REQUIRED") != NULL) {
-                UCS_TEST_ABORT("no softib control: " + m_softib.error());
-            }
-            UCS_TEST_SKIP_R("no softib control: " + m_softib.error());
-        }
+        m_softib.require();
         sender().connect(&receiver(), get_ep_params());
         receiver().connect(&sender(), get_ep_params());
     }

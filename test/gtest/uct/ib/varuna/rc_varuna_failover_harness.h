@@ -150,15 +150,7 @@ public:
     virtual void init()
     {
         uct_test::init();
-        if (!m_softib.error().empty()) {
-            /* our runners (test/check/own-gtest.sh) always run under
-             * softib: there a missing control is a broken set-up, and a
-             * skip would pass the run without testing anything */
-            if (getenv("RC_VARUNA_SOFTIB_REQUIRED") != NULL) {
-                UCS_TEST_ABORT("no softib control: " + m_softib.error());
-            }
-            UCS_TEST_SKIP_R("no softib control: " + m_softib.error());
-        }
+        m_softib.require();
         m_softib.reset();
         ucs_log_push_handler(expected_warns_logger);
 

@@ -20,6 +20,17 @@ static bool softib_control_sym(void *lib, const char *name, T &func)
     return func != NULL;
 }
 
+void softib_control::require() const
+{
+    if (m_error.empty()) {
+        return;
+    }
+    if (getenv("RC_VARUNA_SOFTIB_REQUIRED") != NULL) {
+        UCS_TEST_ABORT("no softib control: " + m_error);
+    }
+    UCS_TEST_SKIP_R("no softib control: " + m_error);
+}
+
 softib_control::softib_control() : m_lib(NULL), m_ctl(NULL)
 {
     const char *prefix = getenv("RC_VARUNA_PREFIX");

@@ -181,12 +181,7 @@ UCS_TEST_P(test_rc_varuna_ud_aux, failed_reset_is_tried_again)
     struct softib_rule rule;
     softib_control softib;
 
-    if (!softib.error().empty()) {
-        if (getenv("RC_VARUNA_SOFTIB_REQUIRED") != NULL) {
-            UCS_TEST_ABORT("no softib control: " + softib.error());
-        }
-        UCS_TEST_SKIP_R("no softib control: " + softib.error());
-    }
+    softib.require();
 
     std::string dev = uct_ib_device_name(uct_ib_iface_device(
                                                  &iface(m_e2)->super));
