@@ -568,6 +568,22 @@ protected:
         clear_memory();
     }
 
+    /* A pair for the cases that race RC's retries and the watchdog: RC's
+     * retries rc_timeout_ms apart, 7 of them, the watchdog every
+     * watchdog_ms (both scaled, see scaled_ms()); num_ops operations of
+     * the mixed plan */
+    void setup_slow_pair(double rc_timeout_ms, double watchdog_ms,
+                         unsigned num_ops)
+    {
+        modify_config("RC_TIMEOUT",
+                      ucs::to_string(scaled_ms(rc_timeout_ms)) + "ms");
+        modify_config("WATCHDOG", ucs::to_string(scaled_ms(watchdog_ms)) +
+                                  "ms");
+        modify_config("RC_RETRY_COUNT", "7");
+        setup_pair(num_ops);
+        plan(MIXED, num_ops);
+    }
+
     size_t dst_length() const
     {
         return m_num_ops * SLOT * 2 + NUM_WORDS * sizeof(uint64_t);

@@ -166,13 +166,7 @@ protected:
     uint32_t quiet_lane_without_standby_setup(double rc_timeout_ms,
                                               ucs_time_t deadline)
     {
-        modify_config("RC_TIMEOUT",
-                      ucs::to_string(scaled_ms(rc_timeout_ms)) + "ms");
-        modify_config("WATCHDOG",
-                      ucs::to_string(scaled_ms(WATCHDOG_MS)) + "ms");
-        modify_config("RC_RETRY_COUNT", "7");
-        setup_pair(NUM_OPS);
-        plan(MIXED, NUM_OPS);
+        setup_slow_pair(rc_timeout_ms, WATCHDOG_MS, NUM_OPS);
         EXPECT_TRUE(sender_standby_down(deadline));
         return drop(side_port(m_s, 0), SOFTIB_DIR_TX, SOFTIB_CLASS_REQ);
     }
@@ -627,11 +621,7 @@ UCS_TEST_P(test_rc_varuna_error_paths, failover_onto_quiet_lane)
     double waited_ms;
     port p0;
 
-    modify_config("RC_TIMEOUT", ucs::to_string(scaled_ms(1000)) + "ms");
-    modify_config("WATCHDOG", ucs::to_string(scaled_ms(WATCHDOG_MS)) + "ms");
-    modify_config("RC_RETRY_COUNT", "7");
-    setup_pair(NUM_OPS);
-    plan(MIXED, NUM_OPS);
+    setup_slow_pair(1000, WATCHDOG_MS, NUM_OPS);
     ASSERT_TRUE(uct_rc_varuna_ep_has_standby(vep(m_s)));
 
     drop(side_port(m_s, 1), SOFTIB_DIR_TX, SOFTIB_CLASS_ALL);

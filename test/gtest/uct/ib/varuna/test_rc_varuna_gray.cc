@@ -79,11 +79,7 @@ UCS_TEST_P(test_rc_varuna_gray, quiet_lane_lossy_standby)
     ucs_time_t quiet_end;
     uint32_t rule;
 
-    modify_config("RC_TIMEOUT", ucs::to_string(scaled_ms(60)) + "ms");
-    modify_config("WATCHDOG", ucs::to_string(scaled_ms(WATCHDOG_MS)) + "ms");
-    modify_config("RC_RETRY_COUNT", "7");
-    setup_pair(NUM_OPS);
-    plan(MIXED, NUM_OPS);
+    setup_slow_pair(60, WATCHDOG_MS, NUM_OPS);
     ASSERT_TRUE(uct_rc_varuna_ep_has_standby(vep(m_s)));
 
     drop(side_port(m_r, 1), SOFTIB_DIR_TX, SOFTIB_CLASS_ALL);
