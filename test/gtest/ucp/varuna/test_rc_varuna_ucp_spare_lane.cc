@@ -178,6 +178,23 @@ protected:
                                            m_rkey.get(), &param));
     }
 
+    /* every request completed without an error, and a flush after the
+     * failure (which covers what was resent) too */
+    void expect_all_done(const std::vector<ucs_status_t> &statuses)
+    {
+        ucp_request_param_t param;
+        unsigned failed = 0;
+
+        for (size_t n = 0; n < statuses.size(); ++n) {
+            EXPECT_NE(UCS_INPROGRESS, statuses[n]) << "request " << n
+                                                   << " did not complete";
+            failed += UCS_STATUS_IS_ERR(statuses[n]);
+        }
+        EXPECT_EQ(0u, failed) << "requests failed";
+        memset(&param, 0, sizeof(param));
+        ASSERT_UCS_OK(request_wait(ucp_ep_flush_nbx(sender().ep(), &param)));
+    }
+
     /* every put once, each counter NUM_OPS, each fetch result 0..N-1 once */
     void verify_exactly_once()
     {
@@ -226,23 +243,31 @@ protected:
         return statuses;
     }
 
+    /* the port of softib0 under the first memory access lane (its standby
+     * is the same port of softib1) */
+    unsigned rma_port()
+    {
+        std::string dev = rma_devices(sender().ep()).at(0);
+
+        return strtoul(dev.substr(dev.find(':') + 1).c_str(), NULL, 10);
+    }
+
     /* the lane carrying the memory access loses its primary path (both:
      * and its standby's), with rounds in flight before and after */
     std::vector<ucs_status_t> fail_rma_lane(ucs_time_t deadline, bool both)
     {
-        std::string dev = rma_devices(sender().ep()).at(0);
-        unsigned port   = strtoul(dev.substr(dev.find(':') + 1).c_str(),
-                                  NULL, 10);
+        unsigned port;
 
         /* wired up: the lanes are rc_varuna's endpoints, not wireup's */
         flush_workers();
+        port = rma_port();
         map_target();
         m_one   = 1;
         m_one32 = 1;
         for (unsigned i = 0; i < NUM_OPS / 3; ++i) {
             post_round(i);
         }
-        UCS_TEST_MESSAGE << "taking down " << dev
+        UCS_TEST_MESSAGE << "taking down softib0:" << port
                          << (both ? " and softib1:" + ucs::to_string(port) :
                              std::string());
         m_softib.link("softib0", port, false);
@@ -292,15 +317,10 @@ UCS_TEST_P(test_rc_varuna_ucp_spare_lane, lanes)
 UCS_TEST_P(test_rc_varuna_ucp_spare_lane, both_paths_of_the_lane_die)
 {
     ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(30);
-    std::vector<ucs_status_t> statuses;
-    ucp_request_param_t param;
-    unsigned failed = 0;
 
     if (!spare()) {
         flush_workers();
-        std::string dev = rma_devices(sender().ep()).at(0);
-        unsigned port   = strtoul(dev.substr(dev.find(':') + 1).c_str(),
-                                  NULL, 10);
+        unsigned port = rma_port();
         m_softib.link("softib0", port, false);
         m_softib.link("softib1", port, false);
         while ((m_err_count == 0) && (ucs_get_time() < deadline)) {
@@ -312,18 +332,7 @@ UCS_TEST_P(test_rc_varuna_ucp_spare_lane, both_paths_of_the_lane_die)
         return;
     }
 
-    statuses = fail_rma_lane(deadline, true);
-    for (size_t n = 0; n < statuses.size(); ++n) {
-        EXPECT_NE(UCS_INPROGRESS, statuses[n]) << "request " << n
-                                               << " did not complete";
-        failed += UCS_STATUS_IS_ERR(statuses[n]);
-    }
-    EXPECT_EQ(0u, failed) << "requests failed";
-
-    /* a flush after the failure covers what was resent */
-    memset(&param, 0, sizeof(param));
-    ASSERT_UCS_OK(request_wait(ucp_ep_flush_nbx(sender().ep(), &param)));
-
+    expect_all_done(fail_rma_lane(deadline, true));
     verify_exactly_once();
 }
 
@@ -336,19 +345,8 @@ UCS_TEST_P(test_rc_varuna_ucp_spare_lane, both_paths_of_the_lane_die)
 UCS_TEST_P(test_rc_varuna_ucp_spare_lane, one_path_dies)
 {
     ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(30);
-    std::vector<ucs_status_t> statuses;
-    ucp_request_param_t param;
-    unsigned failed = 0;
 
-    statuses = fail_rma_lane(deadline, false);
-    for (size_t n = 0; n < statuses.size(); ++n) {
-        EXPECT_NE(UCS_INPROGRESS, statuses[n]) << "request " << n
-                                               << " did not complete";
-        failed += UCS_STATUS_IS_ERR(statuses[n]);
-    }
-    EXPECT_EQ(0u, failed) << "requests failed";
-    memset(&param, 0, sizeof(param));
-    ASSERT_UCS_OK(request_wait(ucp_ep_flush_nbx(sender().ep(), &param)));
+    expect_all_done(fail_rma_lane(deadline, false));
     verify_exactly_once();
     EXPECT_EQ(0u, m_err_count);
 }
