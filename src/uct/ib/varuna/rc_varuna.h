@@ -758,8 +758,6 @@ typedef struct uct_rc_varuna_ep {
                                                  this long before asking
                                                  again (0: it did not) */
         ucs_time_t          sent;             /* the last request posted */
-        ucs_time_t          quarantine;       /* the wait after the last
-                                                 failed probe (doubles) */
         ucs_time_t          next_try;         /* quarantined: no request
                                                  before this */
         ucs_time_t          unprotected;      /* since when the endpoint
@@ -1062,7 +1060,8 @@ void uct_rc_varuna_ep_report_reprotected(uct_rc_varuna_iface_t *iface,
 void uct_rc_varuna_ep_report_quarantined(uct_rc_varuna_iface_t *iface,
                                          uct_rc_varuna_ep_t *ep,
                                          const char *lane_name,
-                                         const char *why, ucs_time_t now);
+                                         const char *why, ucs_time_t now,
+                                         ucs_time_t wait);
 void uct_rc_varuna_iface_count_failover(uct_rc_varuna_iface_t *iface,
                                         const uct_rc_varuna_report_t *rep);
 void uct_rc_varuna_iface_report_totals(uct_rc_varuna_iface_t *iface);

@@ -230,7 +230,8 @@ void uct_rc_varuna_ep_report_reprotected(uct_rc_varuna_iface_t *iface,
 void uct_rc_varuna_ep_report_quarantined(uct_rc_varuna_iface_t *iface,
                                          uct_rc_varuna_ep_t *ep,
                                          const char *lane_name,
-                                         const char *why, ucs_time_t now)
+                                         const char *why, ucs_time_t now,
+                                         ucs_time_t wait)
 {
     if (iface->fo.report == NULL) {
         return;
@@ -242,7 +243,7 @@ void uct_rc_varuna_ep_report_quarantined(uct_rc_varuna_iface_t *iface,
             "\"failover_cause\":\"%s\",\"next_try_ms\":%.3f,"
             "\"at_us\":%.1f}\n", getpid(), ep, ep->fo.epoch, lane_name, why,
             uct_rc_varuna_cause_str(ep->fo.cause),
-            ucs_time_to_msec(ep->rp.quarantine), ucs_time_to_usec(now));
+            ucs_time_to_msec(wait), ucs_time_to_usec(now));
     fflush(iface->fo.report);
 }
 

@@ -651,7 +651,6 @@ static void uct_rc_varuna_ep_reprotect_done(uct_rc_varuna_iface_t *iface,
     ep->rp.probe_wait    = 0;
     ep->rp.unprotected   = 0;
     ep->rp.probes_failed = 0;
-    ep->rp.quarantine    = 0;
     ep->rp.next_try      = 0;
     iface->fo.reprotected++;
     if (!ep->rp.done_pending) {
@@ -701,12 +700,26 @@ uct_rc_varuna_ep_reprotect_connect(uct_rc_varuna_iface_t *iface,
  * and the peer's some four times a second for as long as the loss lasted
  * (1,724 failed probes in 8 s, 64 endpoints on rxe).
  */
+/* The wait after the n-th probe in a row that failed (n > 0): 4 x
+ * REPROTECT_INTERVAL, doubling, up to QUARANTINE_MAX */
+static ucs_time_t uct_rc_varuna_quarantine_wait(uct_rc_varuna_iface_t *iface,
+                                                unsigned n)
+{
+    ucs_time_t wait = 4 * iface->config.reprotect_interval;
+
+    while ((--n > 0) && (wait < iface->config.quarantine_max)) {
+        wait *= 2;
+    }
+    return ucs_min(wait, iface->config.quarantine_max);
+}
+
 static void uct_rc_varuna_ep_reprotect_probe_failed(uct_rc_varuna_iface_t *iface,
                                                     uct_rc_varuna_ep_t *ep,
                                                     unsigned lane,
                                                     enum ibv_wc_status status)
 {
     ucs_time_t now = ucs_get_time();
+    ucs_time_t wait;
     char name[64];
 
     uct_rc_varuna_lane_fence(&ep->lane[lane]);
@@ -717,28 +730,24 @@ static void uct_rc_varuna_ep_reprotect_probe_failed(uct_rc_varuna_iface_t *iface
 
     iface->fo.probes_failed++;
     ep->rp.probes_failed++;
-    ep->rp.quarantine = (ep->rp.quarantine == 0) ?
-                        4 * iface->config.reprotect_interval :
-                        2 * ep->rp.quarantine;
-    ep->rp.quarantine = ucs_min(ep->rp.quarantine,
-                                iface->config.quarantine_max);
-    ep->rp.next_try   = now + ep->rp.quarantine;
+    wait            = uct_rc_varuna_quarantine_wait(iface,
+                                                    ep->rp.probes_failed);
+    ep->rp.next_try = now + wait;
 
     uct_rc_varuna_lane_str(iface, lane, name, sizeof(name));
     if (ep->rp.probes_failed > 1) {
         ucs_debug("rc_varuna: ep %p: path %s failed probe %u (%s), next "
                   "try in %.0f ms", ep, name, ep->rp.probes_failed,
-                  ibv_wc_status_str(status),
-                  ucs_time_to_msec(ep->rp.quarantine));
+                  ibv_wc_status_str(status), ucs_time_to_msec(wait));
         return;
     }
     iface->fo.quarantined++;
     ucs_diag("rc_varuna: ep %p: path %s quarantined: its port is up but the "
              "probe READ did not cross it (%s); it is not the standby, next "
              "try in %.0f ms, then less and less often", ep, name,
-             ibv_wc_status_str(status), ucs_time_to_msec(ep->rp.quarantine));
+             ibv_wc_status_str(status), ucs_time_to_msec(wait));
     uct_rc_varuna_ep_report_quarantined(iface, ep, name,
-                                        ibv_wc_status_str(status), now);
+                                        ibv_wc_status_str(status), now, wait);
 }
 
 /* The probe READ of a re-protected lane completed (initiator) */
