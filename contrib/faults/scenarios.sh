@@ -358,6 +358,34 @@ sc_single()
     fi
 }
 
+# How the many-endpoint scenarios run varuna_demo on this backend: as fast
+# as it goes, or a round every SC_MANY_PACE_US; with SC_MANY_RC_TIMEOUT
+sc_many_pace()
+{
+    local pace=unpaced
+    [[ ${SC_MANY_PACE_US:-0} -gt 0 ]] &&
+        pace="paced at $SC_MANY_PACE_US us a round"
+    [[ -n ${SC_MANY_RC_TIMEOUT:-} ]] &&
+        pace+=", RC timeout $SC_MANY_RC_TIMEOUT"
+    echo "$pace"
+}
+
+# sc_start on E endpoint pairs, 2E rounds in flight, the client stopped by
+# SC_LOGS/NAME/stop, at sc_many_pace's pace: sc_start_many NAME ROUNDS E.
+# The settings reach the two processes only (local exports)
+sc_start_many()
+{
+    local -x VARUNA_DEMO_EPS=$3 VARUNA_DEMO_WINDOW=$((2 * $3))
+    local -x VARUNA_DEMO_STOP=$SC_LOGS/$1/stop
+    if [[ ${SC_MANY_PACE_US:-0} -gt 0 ]]; then
+        local -x VARUNA_DEMO_PACE_US=$SC_MANY_PACE_US
+    fi
+    if [[ -n ${SC_MANY_RC_TIMEOUT:-} ]]; then
+        local -x UCX_RC_VARUNA_TIMEOUT=$SC_MANY_RC_TIMEOUT
+    fi
+    sc_start "$1" "$2"
+}
+
 # One fault on E endpoint pairs, kept for a while: sc_many NAME ACTION E
 #   the client's rounds spread over E endpoints (unpaced where the backend
 #   takes it, else SC_MANY_PACE_US), the fault 2 s into the run and left in
@@ -369,8 +397,8 @@ sc_single()
 #   a second failover went back onto a path that still lost every packet).
 sc_many()
 {
-    local name=$1 action=$2 eps=$3 after=${SC_MANY_AFTER:-8} rounds pace
-    local line to back=0 moved=0 rc_timeout= quarantined probes=0 n=2
+    local name=$1 action=$2 eps=$3 after=${SC_MANY_AFTER:-8} rounds
+    local line to back=0 moved=0 quarantined probes=0 n=2
     local t_fault= ts
     # each run its own logs, when a list names the scenario again
     while [[ -e $SC_LOGS/$name ]]; do
@@ -379,32 +407,14 @@ sc_many()
     done
     local t1 t2 t3 r2 r3 rate
     SC_LIMIT=$((120 + 4 * after))
-    pace=unpaced
     # an upper bound: the client stops when told (unpaced on softib, some
     # 40,000 rounds a second)
     rounds=$(((after + 4) * 60000))
-    if [[ ${SC_MANY_PACE_US:-0} -gt 0 ]]; then
-        export VARUNA_DEMO_PACE_US=$SC_MANY_PACE_US
+    [[ ${SC_MANY_PACE_US:-0} -gt 0 ]] &&
         rounds=$(((after + 4) * 1000000 / SC_MANY_PACE_US))
-        pace="paced at $SC_MANY_PACE_US us a round"
-    fi
-    if [[ -n ${SC_MANY_RC_TIMEOUT:-} ]]; then
-        rc_timeout=${UCX_RC_VARUNA_TIMEOUT-unset}
-        export UCX_RC_VARUNA_TIMEOUT=$SC_MANY_RC_TIMEOUT
-        pace+=", RC timeout $SC_MANY_RC_TIMEOUT"
-    fi
-    export VARUNA_DEMO_EPS=$eps VARUNA_DEMO_WINDOW=$((2 * eps))
-    export VARUNA_DEMO_STOP=$SC_LOGS/$name/stop
-    sc_mark "$name: varuna_demo on $eps endpoint pairs ($pace); 2 s in:" \
-            "$action, kept for $after s"
-    sc_start "$name" $rounds
-    unset VARUNA_DEMO_EPS VARUNA_DEMO_WINDOW VARUNA_DEMO_PACE_US \
-          VARUNA_DEMO_STOP
-    if [[ $rc_timeout == unset ]]; then
-        unset UCX_RC_VARUNA_TIMEOUT
-    elif [[ -n $rc_timeout ]]; then
-        export UCX_RC_VARUNA_TIMEOUT=$rc_timeout
-    fi
+    sc_mark "$name: varuna_demo on $eps endpoint pairs ($(sc_many_pace));" \
+            "2 s in: $action, kept for $after s"
+    sc_start_many "$name" $rounds $eps
     sc_wait_round 1
     t1=$(sc_us)
     fsleep 2
@@ -872,7 +882,7 @@ sc_wait_both()
 sc_cycles()
 {
     local n=$1 eps=${2:-1} gap=${3:-0} i link side t0 t1 t2 th
-    local done_cycles=0 rounds=60000 name=cycles pace rc_timeout=
+    local done_cycles=0 rounds=60000 name=cycles
     [[ $eps -gt 1 ]] && name=cycles-$eps
     # generous: on a loaded host TCG runs several times slower (a cycle
     # took up to 25 s, and a 3-cycle run hit a limit of 120 s)
@@ -891,27 +901,14 @@ sc_cycles()
         # client stops when the cycles are done (an upper bound: unpaced
         # on softib, some 50,000 rounds a second and a cycle of 1 to 3 s)
         rounds=$((n * (3 + gap) * 60000))
-        export VARUNA_DEMO_EPS=$eps VARUNA_DEMO_WINDOW=$((2 * eps))
-        export VARUNA_DEMO_STOP=$SC_LOGS/$name/stop
-        pace=unpaced
-        if [[ ${SC_MANY_PACE_US:-0} -gt 0 ]]; then
-            export VARUNA_DEMO_PACE_US=$SC_MANY_PACE_US
-            pace="paced at $SC_MANY_PACE_US us a round"
-        fi
-        if [[ -n ${SC_MANY_RC_TIMEOUT:-} ]]; then
-            rc_timeout=${UCX_RC_VARUNA_TIMEOUT-unset}
-            export UCX_RC_VARUNA_TIMEOUT=$SC_MANY_RC_TIMEOUT
-            pace+=", RC timeout $SC_MANY_RC_TIMEOUT"
-        fi
         sc_mark "cycles: $n fail/heal cycles on $eps endpoint pairs" \
-                 "(varuna_demo $pace, $VARUNA_DEMO_WINDOW rounds in flight)"
+                 "(varuna_demo $(sc_many_pace), $((2 * eps)) rounds in" \
+                 "flight)"
     fi
-    sc_start $name $rounds
-    unset VARUNA_DEMO_EPS VARUNA_DEMO_WINDOW VARUNA_DEMO_STOP
-    if [[ $rc_timeout == unset ]]; then
-        unset UCX_RC_VARUNA_TIMEOUT
-    elif [[ -n $rc_timeout ]]; then
-        export UCX_RC_VARUNA_TIMEOUT=$rc_timeout
+    if [[ $eps -gt 1 ]]; then
+        sc_start_many $name $rounds $eps
+    else
+        sc_start $name $rounds
     fi
     sc_wait_round 1
     for ((i = 1; i <= n; i++)); do
