@@ -171,6 +171,124 @@ protected:
         return drop(side_port(m_s, 0), SOFTIB_DIR_TX, SOFTIB_CLASS_REQ);
     }
 
+    /* Send CQ entries of the sender's interface held back from its failover,
+     * as other endpoints' operations in flight would hold them (with one
+     * endpoint a failover always finds room for its whole resend); given
+     * back at the latest when the case ends */
+    struct held_cq_entries {
+        uct_rc_iface_t *iface;
+        int            count;
+
+        explicit held_cq_entries(entity *e) :
+            iface(&viface(e)->super), count(0) {}
+        ~held_cq_entries() { give_back(count); }
+
+        void take_all()
+        {
+            count                    += iface->tx.cq_available;
+            iface->tx.cq_available    = 0;
+        }
+
+        void give_back(int n)
+        {
+            n                       = ucs_min(n, count);
+            iface->tx.cq_available += n;
+            count                  -= n;
+        }
+    };
+
+    /*
+     * The review of 0aa6934, finding 2: the lane a failover moves to is
+     * lost while the failover is still sending again on it what the
+     * failed lane lost. Nothing of the window executes (its requests are
+     * dropped on the primary); while the failover drains and decides the
+     * CQ entries it needs are held back, so its resend waits in RESEND;
+     * the standby's requests are dropped from then on (and with
+     * port_down its port goes down too) and three CQ entries are given
+     * back: part of the window is sent again there and lost. Then the
+     * endpoint must end with every operation completed once, with an
+     * error, and nothing executed.
+     */
+    void new_lane_lost_while_resending(bool port_down)
+    {
+        const unsigned num_ops = 8;
+        ucs_time_t deadline    = ucs_get_time() + ucs_time_from_sec(20);
+        port p1;
+
+        setup_pair(num_ops);
+        held_cq_entries held(m_s);
+        ASSERT_TRUE(uct_rc_varuna_ep_has_standby(vep(m_s)));
+        plan_reset(num_ops);
+        for (unsigned i = 0; i < num_ops; ++i) {
+            op_ctx &c = m_ops[i];
+
+            c.type    = (i % 2) ? PUT_ZCOPY : FADD;
+            c.length  = (c.type == FADD) ? sizeof(uint64_t) : (size_t)LARGE;
+            c.word    = 1;
+            c.operand = 1;
+        }
+        plan_finish();
+
+        inject(REQ_DROP, 0);
+        ASSERT_TRUE(post_all(0, num_ops, deadline));
+        while ((vep(m_s)->fo.state != UCT_RC_VARUNA_FO_RESEND) &&
+               (m_ep_errors == 0) && (ucs_get_time() < deadline)) {
+            progress();
+            if (fencing(m_s)) {
+                held.take_all();
+            }
+        }
+        ASSERT_EQ(UCT_RC_VARUNA_FO_RESEND, vep(m_s)->fo.state)
+                << "the failover did not reach its resend";
+        ASSERT_EQ(0u, vep(m_s)->fo.report.resent_ops)
+                << "sent again before the CQ entries were held back";
+
+        p1 = side_port(m_s, 1);
+        drop(p1, SOFTIB_DIR_TX, SOFTIB_CLASS_REQ);
+        held.give_back(3);
+        while ((vep(m_s)->fo.report.resent_ops == 0) &&
+               (ucs_get_time() < deadline)) {
+            progress();
+        }
+        ASSERT_GT(vep(m_s)->fo.report.resent_ops, 0u);
+        ASSERT_LT(vep(m_s)->fo.report.resent_ops, num_ops)
+                << "the resend did not wait for CQ entries";
+        ASSERT_EQ(UCT_RC_VARUNA_FO_RESEND, vep(m_s)->fo.state);
+        if (port_down) {
+            m_softib.link(p1.dev, p1.num, false);
+        }
+
+        /* the rest of the CQ entries come back once the loss was seen:
+         * an error completion on the standby or its port event */
+        while ((m_ep_errors == 0) && (ucs_get_time() < deadline)) {
+            progress();
+            for (unsigned i = 0; i < num_ops; ++i) {
+                if (m_ops[i].calls > 0) {
+                    held.give_back(held.count);
+                }
+            }
+        }
+        held.give_back(held.count);
+        ASSERT_GE(m_ep_errors, 1u) << "the endpoint did not end";
+        short_progress_loop(20);
+
+        EXPECT_EQ(UCT_RC_VARUNA_FO_DEAD, vep(m_s)->fo.state);
+        for (unsigned i = 0; i < num_ops; ++i) {
+            const op_ctx &c = m_ops[i];
+
+            EXPECT_EQ(1, c.calls) << op_name(c.type) << " #" << i;
+            EXPECT_TRUE(UCS_STATUS_IS_ERR(c.status))
+                    << op_name(c.type) << " #" << i << " never executed, "
+                    << "completed with " << ucs_status_string(c.status);
+            if (c.type == PUT_ZCOPY) {
+                EXPECT_EQ(std::string(c.length, '\0'),
+                          std::string(dst_slot(c.slot), c.length))
+                        << "put #" << i << " executed";
+            }
+        }
+        EXPECT_EQ(0u, *word(1)) << "fetch-adds executed";
+    }
+
     /* The window posted, the fault, the rest posted, flushed */
     bool run(int type, int f, unsigned k)
     {
@@ -646,6 +764,22 @@ UCS_TEST_P(test_rc_varuna_error_paths, failover_onto_quiet_lane)
         EXPECT_EQ(1, m_ops[i].calls) << op_name(m_ops[i].type) << " #" << i;
     }
     EXPECT_EQ(UCT_RC_VARUNA_FO_DEAD, vep(m_s)->fo.state);
+}
+
+/* The review of 0aa6934, finding 2 (see new_lane_lost_while_resending):
+ * the standby's loss seen from an error completion there. Before the fix,
+ * the flush completion of each request sent again completed the one
+ * before it with UCS_OK, never executed. */
+UCS_TEST_P(test_rc_varuna_error_paths, new_lane_fails_while_resending)
+{
+    new_lane_lost_while_resending(false);
+}
+
+/* ... and from the standby port's event: before the fix it only fenced
+ * the lane as a lost standby, and the failover then made it active */
+UCS_TEST_P(test_rc_varuna_error_paths, new_lane_port_down_while_resending)
+{
+    new_lane_lost_while_resending(true);
 }
 
 _UCT_INSTANTIATE_TEST_CASE(test_rc_varuna_error_paths, rc_varuna)
