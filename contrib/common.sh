@@ -97,21 +97,6 @@ rc_varuna_as_root()
     fi
 }
 
-# rc_varuna_one_of N NAME CMD...: run CMD --name NAME-1, NAME-2, ... until
-# one run exits 0, at most N times; 0 if one did. For checks where an
-# outcome is likely but not certain in one run (blanket recovery coming out
-# wrong).
-rc_varuna_one_of()
-{
-    local n=$1 name=$2 k
-
-    shift 2
-    for ((k = 1; k <= n; k++)); do
-        "$@" --name "$name-$k" && return 0
-    done
-    return 1
-}
-
 # gnuplot for the benchmarks' plots: Debian's gnuplot-nox, installed with
 # apt-get on first use
 rc_varuna_need_gnuplot()

@@ -19,10 +19,9 @@
 #        link fails with everything acknowledged (the state of issue 14)
 #   -b   blanket recovery (expect duplicates, reported, not a failure)
 #   -L   before each failure the client's active link loses every
-#        response coming in for 30 ms: what the client sends meanwhile
-#        executes at the server unconfirmed, so a failure usually finds
-#        executed operations in flight (not when it meets the client
-#        waiting on a fetch; test/check/bidir.sh)
+#        response, both ways, for 30 ms: what either side sends meanwhile
+#        executes unconfirmed, so a failure usually finds executed
+#        operations in flight (not always: test/check/bidir.sh)
 #   -a   more varuna_bidir options for both sides (e.g. "-S 64": no
 #        rendezvous, only eager messages)
 #   -n   logs go to build/logs/bidir/NAME (default: the options)
@@ -143,7 +142,7 @@ bidir_run()
         [[ -e $d/fail.$k ]] || break
         link=${links[$(((k - 1) % 2))]}
         if ((ack_loss)); then
-            rule=$(softib drop "$link" --dir rx --class resp)
+            rule=$(softib drop "$link" --dir any --class resp)
             sleep 0.03
         fi
         softib link down "$link" >/dev/null

@@ -44,3 +44,37 @@ mpi_build()
     fi
     echo "$prog"
 }
+
+# The duplicate itself in a job's output FILE, under blanket recovery:
+# the program's "(EXECUTED TWICE)" (a counter or sum above what was
+# added), fetch results of a target with a duplicate, a line matching the
+# extended regex EXTRA (the caller's own evidence, if given), or UCP's
+# assertion that a reply came for an operation already answered (in a
+# reply handler: flush_ops_count going below 0, an atomic or RMA executed
+# twice at the target, or its reply delivered twice; or the request the
+# reply names released already, its id 0). Any other failure
+# (another assertion, an abort, a short counter) is not evidence. Prints
+# the evidence found; 0 if any.
+mpi_duplicate_evidence()
+{
+    local file=$1 extra=${2:-}
+
+    grep -m1 -E '\(EXECUTED TWICE\)|\([1-9][0-9]* with a duplicate\)' \
+        "$file" && return 0
+    [[ -n $extra ]] && grep -m1 -E "$extra" "$file" && return 0
+    # the assertion ("[host:pid:n:TID] ... Assertion ..."), then the
+    # first frames of the backtrace of that thread ("==== backtrace (tid:
+    # TID) ====", other processes' lines may come between): a reply
+    # handler among them
+    awk '/Assertion `(worker->flush_ops_count > 0|\(\*req_p\)->id == \(id\)). failed/ {
+             split($1, id, ":"); tid[id[4] + 0] = 1; next }
+         /^==== backtrace \(tid: *[0-9]+\) ====/ {
+             t = $0; gsub(/[^0-9]/, "", t); frames = (t + 0 in tid) ? 6 : 0
+             next }
+         frames > 0 && match($0, /ucp_(atomic_rep|rma_cmpl|get_rep)_handler/) {
+             print "UCP: a reply for an operation already answered (" \
+                   substr($0, RSTART, RLENGTH) ")"
+             found = 1; exit }
+         frames > 0 { frames-- }
+         END { exit !found }' "$file"
+}

@@ -16,7 +16,7 @@
 #                        [-s BYTES] [-S BYTES] [-w SECONDS] [--no-fail]
 #                        [--rma|--alltoall] [--double|--all-paths]
 #                        [--recovery varuna|blanket]
-#                        [--expect ok|wrong] [--standby auto|same]
+#                        [--expect ok|wrong|twice] [--standby auto|same]
 #                        [-x VAR=VALUE]... [--bt] [--name NAME]
 #        test/mpi/run.sh --build   only build the program; print its path
 #   -n   ranks (2)                   -r   runs (1)
@@ -36,9 +36,14 @@
 #                (softib0:1 and softib1:1): UCP's lane failover must move
 #                its traffic to the other lane (issue 35); a run also
 #                needs a "lane_failover" report (UCX_UCP_FAILOVER_REPORT)
-#   --recovery   UCX_RC_VARUNA_RECOVERY (blanket: expect WRONG or an abort)
-#   --expect     ok (default), or wrong: a run counts as correct when it
-#                comes out WRONG (for blanket recovery; a HANG never does)
+#   --recovery   UCX_RC_VARUNA_RECOVERY (blanket: see --expect twice)
+#   --expect     ok (default); wrong: a run counts as correct when it
+#                comes out WRONG (--all-paths; a HANG never does); twice:
+#                when its output shows an operation executed twice
+#                (test/mpi/lib.sh, mpi_duplicate_evidence: a counter or sum
+#                above what was added, a fetch result seen twice, UCP's
+#                assertion on a reply to an operation already answered),
+#                for blanket recovery
 #   --standby    UCX_RC_VARUNA_STANDBY (auto: softib1:1; same: softib0:2)
 #   -x VAR=VAL   one more variable for every rank (e.g. UCX_RC_VARUNA_LOG=n)
 #   --bt         on a hang, gdb backtraces of every rank (bt-PID.txt)
@@ -100,8 +105,8 @@ done
     rc_varuna_die "--recovery: varuna or blanket, not '$recovery'"
 [[ $standby == auto || $standby == same ]] ||
     rc_varuna_die "--standby: auto or same, not '$standby'"
-[[ $expect == ok || $expect == wrong ]] ||
-    rc_varuna_die "--expect: ok or wrong, not '$expect'"
+[[ $expect == ok || $expect == wrong || $expect == twice ]] ||
+    rc_varuna_die "--expect: ok, wrong or twice, not '$expect'"
 ((double)) && [[ $standby == same ]] &&
     rc_varuna_die "--double takes softib0:1 and its standby down: with" \
                   "--standby same that is softib0:2, the other lane too"
@@ -200,7 +205,7 @@ mpi_kill_session()
 mpi_run()
 {
     local n=$1 d=$logs/run$1 pid start rc verdict reports pids p missing
-    local lost ok_lines why lane_reports event
+    local lost ok_lines why lane_reports event evidence
 
     rm -rf "$d"
     mkdir -p "$d"
@@ -280,7 +285,11 @@ mpi_run()
                      "$d/out.log" | head -3 | paste -sd' ')"
     [[ -f $d/hang.txt ]] && cat "$d/hang.txt"
     [[ $rc == hang ]] && return 2
-    if [[ $expect == wrong ]]; then
+    if [[ $expect == twice ]]; then
+        evidence=$(mpi_duplicate_evidence "$d/out.log") || return 1
+        echo "run $n: executed twice: $evidence"
+        return 0
+    elif [[ $expect == wrong ]]; then
         [[ $verdict == WRONG* ]] && return 0
         return 1
     fi
@@ -306,7 +315,10 @@ for ((n = 1; n <= runs; n++)); do
     *) ((wrong++)) ;;
     esac
 done
-if [[ $expect == wrong ]]; then
+if [[ $expect == twice ]]; then
+    echo "mpi: $runs runs: $correct showed an operation executed twice," \
+         "$wrong did not, $hang hang"
+elif [[ $expect == wrong ]]; then
     echo "mpi: $runs runs: $correct came out wrong as expected," \
          "$wrong did not, $hang hang"
 else

@@ -10,13 +10,20 @@
  *   - shmem_long_atomic_fetch_add(+1) on a counter, keeping the result;
  *   - shmem_long_put of a known pattern into its own slot there, then
  *     shmem_quiet, and shmem_long_get of it back, checked word by word.
- * PE 0 takes the link down (libsoftib) at iteration FAIL_AT. At the end
+ * PE 0 takes the link down (libsoftib) at iteration FAIL_AT; with -L MS,
+ * the link first loses every response for MS milliseconds (what is sent
+ * meanwhile executes unconfirmed: blanket recovery sends it again). At the end
  * every counter must equal the iterations (one PE adds to it), and the
  * fetched values of each PE must be exactly 0, 1, ..., iterations - 1 in
- * order: an add executed twice, or lost, shows in both.
+ * order: an add executed twice, or lost, shows in both. Every
+ * SF_CHECK_EVERY iterations a barrier, after which the counter must equal
+ * the iterations so far: a barrier that ends before the adds ahead of it
+ * are all in was ended by a message of an earlier barrier delivered again
+ * (blanket recovery's duplicate; an add lost would also leave the final
+ * counter short, while here it comes out right).
  *
  * Usage: shmem_failover [-i ITERATIONS] [-f FAIL_AT|-1] [-d DEV:PORT]
- *                       [-n WORDS]
+ *                       [-n WORDS] [-L MS]
  * Prints "pe N: OK ..." or "pe N: WRONG ..." per PE, and
  * "shmem_failover: OK" from PE 0 when all are right; exits 1 if not.
  */
@@ -27,9 +34,11 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
-#define SF_MAX_WORDS 512
+#define SF_MAX_WORDS   512
+#define SF_CHECK_EVERY 100
 
 static long sf_counter;
 static long sf_slot[SF_MAX_WORDS]; /* written by the PE before us */
@@ -40,27 +49,65 @@ static long pattern(int it, int src, int j)
     return ((long)it << 32) ^ ((long)src << 16) ^ j;
 }
 
+static double now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* PE 0 at iteration it: the fault, in one or two steps; 1 once the link
+ * is down */
+static int sf_fault(const char *link, int it, int fail_at, int loss_ms)
+{
+    static double t_loss = -1;
+
+    if (it < fail_at) {
+        return 0;
+    }
+    if ((loss_ms > 0) && (t_loss < 0)) {
+        if (softib_responses_lost(link) < 0) {
+            printf("pe 0: WRONG: could not make %s lose responses\n", link);
+            fflush(stdout);
+            shmem_global_exit(2);
+        }
+        t_loss = now_ms();
+    }
+    if ((loss_ms > 0) && (now_ms() - t_loss < loss_ms)) {
+        return 0;
+    }
+    if (softib_link_down(link) < 0) {
+        printf("pe 0: WRONG: could not take %s down\n", link);
+        fflush(stdout);
+        shmem_global_exit(2);
+    }
+    return 1;
+}
+
 static void usage(const char *prog)
 {
     fprintf(stderr, "usage: %s [-i ITERATIONS] [-f FAIL_AT|-1] [-d DEV:PORT] "
-            "[-n WORDS (<= %d)]\n", prog, SF_MAX_WORDS);
+            "[-n WORDS (<= %d)] [-L MS]\n", prog, SF_MAX_WORDS);
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
-    int iterations = 2000, fail_at = -2, words = 64;
+    int iterations = 2000, fail_at = -2, words = 64, loss_ms = 0, down = 0;
     const char *link = "softib0:1";
     long buf[SF_MAX_WORDS], back[SF_MAX_WORDS], counter;
-    int me, npes, target, it, j, opt, wrong = 0;
+    int me, npes, target, it, j, opt, wrong = 0, early = 0, first_early = -1;
+    long early_counter = 0;
     long *fetched;
 
-    while ((opt = getopt(argc, argv, "i:f:d:n:h")) != -1) {
+    while ((opt = getopt(argc, argv, "i:f:d:n:L:h")) != -1) {
         switch (opt) {
         case 'i': iterations = atoi(optarg); break;
         case 'f': fail_at = atoi(optarg); break;
         case 'd': link = optarg; break;
         case 'n': words = atoi(optarg); break;
+        case 'L': loss_ms = atoi(optarg); break;
         default: usage(argv[0]);
         }
     }
@@ -83,19 +130,19 @@ int main(int argc, char **argv)
     target = (me + 1) % npes;
     if (me == 0) {
         printf("shmem_failover: %d PEs, %d iterations, %d words a put, "
-               "link %s down at iteration %d\n", npes, iterations, words,
+               "link %s down at iteration %d", npes, iterations, words,
                link, fail_at);
+        if (loss_ms > 0) {
+            printf(", losing every response %d ms before", loss_ms);
+        }
+        printf("\n");
         fflush(stdout);
     }
     shmem_barrier_all();
 
     for (it = 0; it < iterations; it++) {
-        if ((me == 0) && (it == fail_at)) {
-            if (softib_link_down(link) < 0) {
-                printf("pe 0: WRONG: could not take %s down\n", link);
-                fflush(stdout);
-                shmem_global_exit(2);
-            }
+        if ((me == 0) && (fail_at >= 0) && !down) {
+            down = sf_fault(link, it, fail_at, loss_ms);
         }
 
         fetched[it] = shmem_long_atomic_fetch_add(&sf_counter, 1, target);
@@ -113,6 +160,22 @@ int main(int argc, char **argv)
                            "0x%lx, put 0x%lx\n", me, it, j, back[j], buf[j]);
                 }
             }
+        }
+
+        /* the PE before us made it + 1 adds here, all complete once the
+         * barrier ends: fewer means the barrier ended early */
+        if (((it + 1) % SF_CHECK_EVERY) == 0) {
+            shmem_barrier_all();
+            counter = sf_counter;
+            if (counter < it + 1) {
+                if (early++ == 0) {
+                    first_early   = it;
+                    early_counter = counter;
+                }
+            }
+            /* a counter above it + 1 proves nothing: the PE before us may
+             * have left the barrier first, its next add executed by our
+             * progress while we were still in it */
         }
     }
 
@@ -135,7 +198,15 @@ int main(int argc, char **argv)
     shmem_barrier_all();
     if (counter != iterations) {
         printf("pe %d: WRONG: counter %ld after %d adds (%ld two barriers "
-               "later)\n", me, counter, iterations, sf_counter);
+               "later)%s\n", me, counter, iterations, sf_counter,
+               (sf_counter > iterations) ? " (EXECUTED TWICE)" : "");
+        wrong++;
+    }
+    if (early > 0) {
+        printf("pe %d: WRONG: %d barriers ended early (the first after "
+               "iteration %d, counter %ld of %d), counter %ld in the end\n",
+               me, early, first_early, early_counter, first_early + 1,
+               sf_counter);
         wrong++;
     }
     if (wrong == 0) {
