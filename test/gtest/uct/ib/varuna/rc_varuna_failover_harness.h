@@ -132,6 +132,7 @@ public:
                                m_ep_errors(0), m_err_take_over(false),
                                m_sib_qp_created(0),
                                m_sib_qp_connected(0), m_fault(-1),
+                               m_results_lost_checked(0),
                                m_resent_checked(0),
                                m_log_interval_set(false),
                                m_peer_thread_running(false),
@@ -1485,14 +1486,24 @@ protected:
                (((rq_psn - next) & UCT_RC_VARUNA_PSN_MASK) >= UCS_BIT(23));
     }
 
+    /* One failover of the primary lane after an injected fault, with the
+     * receiver's expected PSN known: what verify_resent() and
+     * verify_results_lost() judge by */
+    bool one_primary_failover_with_psn() const
+    {
+        const uct_rc_varuna_report_t &rep = vep(m_s)->fo.report;
+
+        return (m_fault >= 0) && (viface(m_s)->fo.failovers == 1) &&
+               (m_ep_errors == 0) && (rep.failed_lane == 0) &&
+               rep.learned.psn_valid;
+    }
+
     void verify_resent()
     {
         const uct_rc_varuna_report_t &rep = vep(m_s)->fo.report;
         unsigned lost = 0, idempotent_executed = 0, sent_again;
 
-        if ((m_fault < 0) ||
-            (viface(m_s)->fo.failovers != 1) || (m_ep_errors != 0) ||
-            (rep.failed_lane != 0) || !rep.learned.psn_valid) {
+        if (!one_primary_failover_with_psn()) {
             return;
         }
 
@@ -1528,6 +1539,39 @@ protected:
                     "had not executed " + ucs::to_string(lost) + " (and " +
                     ucs::to_string(idempotent_executed) + " READs or SENDs "
                     "it had executed were on the failed lane)");
+        }
+    }
+
+    /* A fetched result is given up (UCT_RC_VARUNA_STATUS_RESULT_LOST)
+     * only for a fetching atomic the receiver executed on the failed lane,
+     * whose response never came: not for one it never executed, which is
+     * sent again and fetches its result on the standby, nor for one sent
+     * on the standby (test audit item 7: any RESULT_LOST was accepted).
+     * Judged by the receiver's expected PSN, as verify_resent(). */
+    void verify_results_lost(const outcome &out)
+    {
+        const uct_rc_varuna_report_t &rep = vep(m_s)->fo.report;
+
+        if ((out.results_lost == 0) || !one_primary_failover_with_psn()) {
+            return;
+        }
+        ++m_results_lost_checked;
+        for (unsigned i = 0; i < m_ops.size(); ++i) {
+            const op_ctx &c = m_ops[i];
+
+            if (((c.type != FADD) && (c.type != CSWAP)) ||
+                (c.status != UCT_RC_VARUNA_STATUS_RESULT_LOST)) {
+                continue;
+            }
+            if (c.lane != 0) {
+                problem(G3_RESULT, std::string(op_name(c.type)) + " #" +
+                        ucs::to_string(i) + ": result given up, sent on "
+                        "lane " + ucs::to_string(c.lane));
+            } else if (lost_on_primary(c, rep.learned.rq_psn)) {
+                problem(G3_RESULT, std::string(op_name(c.type)) + " #" +
+                        ucs::to_string(i) + ": result given up, but the "
+                        "receiver never executed it (to send again)");
+            }
         }
     }
 
@@ -1581,6 +1625,7 @@ protected:
         }
         if (expect_exact) {
             verify_resent();
+            verify_results_lost(out);
         }
         /* read as a user reads it; it must say what the transport did */
         out.failovers = (unsigned)vfs_counter(m_s, "failovers");
@@ -1624,6 +1669,8 @@ protected:
     uct_completion_t                m_flush_comp[2]; /* sender, receiver */
     std::vector<op_ctx>             m_flush_reqs;  /* the sender's flush
                                                       requests (lane, PSNs) */
+    unsigned                        m_results_lost_checked; /* trials
+                                        whose given-up results were judged */
     unsigned                        m_resent_checked; /* trials whose
                                                          resends were
                                                          checked */

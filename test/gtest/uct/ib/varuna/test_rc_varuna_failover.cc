@@ -100,13 +100,18 @@ protected:
         }
         UCS_TEST_MESSAGE << op_name(type) << ": " << trials << " trials, "
                          << failovers << " with a failover, " << results_lost
-                         << " atomic results lost, what was sent again "
-                         << "checked against the receiver's PSN in "
-                         << m_resent_checked;
+                         << " atomic results lost (judged by the "
+                         << "receiver's PSN in " << m_results_lost_checked
+                         << " trials), what was sent again checked against "
+                         << "it in " << m_resent_checked;
         /* port-down faults always fail over */
         EXPECT_GE(failovers, trials / 2);
         EXPECT_GE(m_resent_checked, trials / 4) << "too few trials had "
                                                    "their resends checked";
+        if (results_lost > 0) {
+            EXPECT_GT(m_results_lost_checked, 0u)
+                    << "no given-up result was judged";
+        }
     }
 
 };
