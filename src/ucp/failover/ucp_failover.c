@@ -32,6 +32,10 @@
 #include <ucs/time/time.h>
 #include <ucs/type/spinlock.h>
 
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -123,10 +127,39 @@ UCS_CONFIG_DECLARE_TABLE(ucp_failover_config_table, "UCP lane failover",
 #define UCP_FAILOVER_TIMEOUT_MIN 1e-3
 #define UCP_FAILOVER_TIMEOUT_MAX 3600.0
 
+/* 0 if the report file cannot be opened for appending (errno says why).
+ * Tried when the process loads libucp, so that a wrong path is an error
+ * then and not a warning at the first lane failover; again only when the
+ * path changes (the configuration is read for every new lane too). */
+static int ucp_failover_report_writable(const char *path)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static char checked[PATH_MAX];
+    int writable = 1;
+    int fd;
+
+    if (path[0] == '\0') {
+        return 1;
+    }
+    pthread_mutex_lock(&lock);
+    if (strcmp(path, checked) != 0) {
+        fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0644);
+        if (fd < 0) {
+            writable = 0;
+        } else {
+            close(fd);
+            ucs_strncpy_zero(checked, path, sizeof(checked));
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return writable;
+}
+
 /* Read at each failure (rare): a process may change it between two.
  * Released with ucs_config_parser_release_opts(). A value that cannot be
- * parsed or is out of range turns the lane failover off (the endpoint
- * fails as without it) and says so, once per process. */
+ * parsed or is out of range, or a report file that cannot be written,
+ * turns the lane failover off (the endpoint fails as without it) and says
+ * so, once per process. */
 static void ucp_failover_config(ucp_failover_config_t *config)
 {
     static int said;
@@ -147,6 +180,13 @@ static void ucp_failover_config(ucp_failover_config_t *config)
             ucs_error("UCX_UCP_FAILOVER_TIMEOUT=%gs is out of range (%gs to "
                       "%gs): the lane failover is off", config->timeout,
                       UCP_FAILOVER_TIMEOUT_MIN, UCP_FAILOVER_TIMEOUT_MAX);
+        }
+        config->enable = 0;
+    } else if (!ucp_failover_report_writable(config->report)) {
+        if (!said++) {
+            ucs_error("UCX_UCP_FAILOVER_REPORT=%s cannot be written (%s): "
+                      "the lane failover is off", config->report,
+                      strerror(errno));
         }
         config->enable = 0;
     }
