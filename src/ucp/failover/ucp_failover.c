@@ -292,6 +292,9 @@ typedef struct ucp_failover {
     ucs_time_t              t_failed;
     ucs_time_t              deadline;
     unsigned                handed_back;
+    unsigned                dropped;      /* handed back, no memory to
+                                             keep them and no completion
+                                             to tell */
     unsigned                handed_back_by_op[UCT_EP_OP_LAST];
     unsigned                replayed;
     unsigned                held_count;
@@ -1266,10 +1269,15 @@ static void ucp_failover_keep_op(const uct_ep_op_info_t *info, void *arg)
                     "ucp_failover_op");
     if (op == NULL) {
         /* cannot be resent: complete it with the error, as the failure
-         * would have without the failover */
+         * would have without the failover. One without a completion (a
+         * short put or active message) would be lost without a word: then
+         * the endpoint fails instead of going on (the review of 0aa6934,
+         * risk 12) */
         ucs_error("ep %p: no memory to keep an operation to resend", fo->ep);
         if (info->comp != NULL) {
             ucp_invoke_uct_completion(info->comp, UCS_ERR_NO_MEMORY);
+        } else {
+            ++fo->dropped;
         }
         return;
     }
@@ -1611,6 +1619,14 @@ static void ucp_failover_replied(ucp_worker_h worker,
     if (status != UCS_OK) {
         ucs_diag("ep %p: purge of lane %u failed: %s", ep, fo->lane,
                  ucs_status_string(status));
+        fo->deadline = 0;
+        return;
+    }
+    if (fo->dropped > 0) {
+        ucs_diag("ep %p: %u operations of lane %u could not be kept to "
+                 "resend and have no completion: the endpoint fails", ep,
+                 fo->dropped, fo->lane);
+        fo->status   = UCS_ERR_NO_MEMORY;
         fo->deadline = 0;
         return;
     }
