@@ -557,7 +557,10 @@ typedef enum {
     UCT_RC_VARUNA_CTRL_REPROTECT_REQ,/* "reconnect lane X; my new sq_psn" */
     UCT_RC_VARUNA_CTRL_REPROTECT_ACK,/* "done; my new sq_psn" */
     UCT_RC_VARUNA_CTRL_REPROTECT_NACK,
-    UCT_RC_VARUNA_CTRL_REPROTECT_DONE /* "the new lane carried a READ" */
+    UCT_RC_VARUNA_CTRL_REPROTECT_DONE,/* "the new lane carried a READ" */
+    UCT_RC_VARUNA_CTRL_REPROTECT_ASK  /* "my side of lane X is not
+                                         connected: re-protect it" (from the
+                                         side that is not the initiator) */
 } uct_rc_varuna_ctrl_type_t;
 
 enum {
@@ -760,6 +763,12 @@ typedef struct uct_rc_varuna_ep {
         ucs_time_t          sent;             /* the last request posted */
         ucs_time_t          next_try;         /* quarantined: no request
                                                  before this */
+        uint8_t             ask;              /* our side of the standby
+                                                 failed alone (it could not
+                                                 be connected): the peer
+                                                 is to be told */
+        ucs_time_t          asked;            /* the last REPROTECT_ASK
+                                                 queued (0: none) */
         ucs_time_t          unprotected;      /* since when the endpoint
                                                  has no standby (0: it has
                                                  one) */
@@ -1026,7 +1035,7 @@ void uct_rc_varuna_ep_ctrl_completion(uct_rc_varuna_ep_t *ep, unsigned lane,
 void uct_rc_varuna_ep_ctrl_recv(uct_rc_varuna_ep_t *ep, unsigned lane,
                                 const uct_rc_varuna_ctrl_msg_t *msg,
                                 unsigned length);
-void uct_rc_varuna_ep_standby_later(uct_rc_varuna_ep_t *ep);
+void uct_rc_varuna_ep_standby_later(uct_rc_varuna_ep_t *ep, const char *why);
 void uct_rc_varuna_ep_reprotect_list(uct_rc_varuna_ep_t *ep);
 void uct_rc_varuna_ep_reprotect_unlist(uct_rc_varuna_ep_t *ep);
 int uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,

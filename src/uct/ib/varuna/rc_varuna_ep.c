@@ -1218,16 +1218,24 @@ ucs_status_t uct_rc_varuna_ep_connect_to_ep(uct_ep_h tl_ep,
             ep->peer.qpn[UCT_RC_VARUNA_SIDE_STANDBY] =
                     uct_ib_unpack_uint24(a->qp_num[1]);
             ep->peer.ah[UCT_RC_VARUNA_SIDE_STANDBY] = ah_attr;
-            uct_rc_varuna_ep_standby_later(ep);
+            uct_rc_varuna_ep_standby_later(ep, "standby port down");
+        } else if (uct_rc_varuna_lane_connect(iface, ep,
+                                              UCT_RC_VARUNA_SIDE_STANDBY,
+                                              uct_ib_unpack_uint24(a->qp_num[1]),
+                                              uct_ib_unpack_uint24(a->sq_psn[1]),
+                                              &ah_attr, path_mtu) != UCS_OK) {
+            /* its QP refused a transition (above): the endpoint works
+             * without a standby for now, as when its port is down. It
+             * used to fail the whole endpoint (the review of 0aa6934,
+             * risk 11). Re-protection resets the QP and tries again; when
+             * the peer starts it, it is told (REPROTECT_ASK). */
+            ep->peer.qpn[UCT_RC_VARUNA_SIDE_STANDBY] =
+                    uct_ib_unpack_uint24(a->qp_num[1]);
+            ep->peer.ah[UCT_RC_VARUNA_SIDE_STANDBY] = ah_attr;
+            ep->rp.ask = 1; /* the peer's side may be connected */
+            uct_rc_varuna_ep_standby_later(ep, "the standby lane could not "
+                                           "be connected");
         } else {
-            status = uct_rc_varuna_lane_connect(iface, ep,
-                                                UCT_RC_VARUNA_SIDE_STANDBY,
-                                                uct_ib_unpack_uint24(a->qp_num[1]),
-                                                uct_ib_unpack_uint24(a->sq_psn[1]),
-                                                &ah_attr, path_mtu);
-            if (status != UCS_OK) {
-                return status;
-            }
             standby->state   = UCT_RC_VARUNA_LANE_STANDBY;
             iface->fo.qp_connected++;
         }

@@ -417,10 +417,10 @@ void uct_rc_varuna_ep_reprotect_unlist(uct_rc_varuna_ep_t *ep)
 /* The standby lane could not be connected with the endpoint (a port of it
  * was down): it is connected as a failed lane is, by re-protection, once
  * the ports are up. Its QP is new, so there is nothing to fence. */
-void uct_rc_varuna_ep_standby_later(uct_rc_varuna_ep_t *ep)
+void uct_rc_varuna_ep_standby_later(uct_rc_varuna_ep_t *ep, const char *why)
 {
-    ucs_diag("rc_varuna: ep %p: standby port down, the standby lane is "
-             "connected when it is up", ep);
+    ucs_diag("rc_varuna: ep %p: %s, re-protection connects the standby lane "
+             "later", ep, why);
     ep->lane[UCT_RC_VARUNA_SIDE_STANDBY].state = UCT_RC_VARUNA_LANE_FAILED;
     uct_rc_varuna_ep_reprotect_list(ep);
 }
@@ -538,6 +538,53 @@ static void uct_rc_varuna_ep_reprotect_late(uct_rc_varuna_iface_t *iface,
  * moves it on: its port coming up, the peer's message, a completion, a
  * failover. An idle worker then sleeps until the event (issue 28).
  */
+/* Whether anything has crossed the active lane yet (a failover, which
+ * takes both sides, a completion, an active message). Before, the peer
+ * may not have connected its QP: UCP connects the two sides one after the
+ * other, and an endpoint created while a port is down lists its standby
+ * for re-protection at once. A request to a QP that is not ready to
+ * receive dies by retries, and takes the active lane with it (seen: a
+ * client connecting after a failure lost all its endpoints at the
+ * server's first request). */
+static int uct_rc_varuna_ep_crossed(const uct_rc_varuna_ep_t *ep)
+{
+    return (ep->fo.epoch != 0) || (ep->tx.done_sn != 0) ||
+           (ep->rx.am_seq != 0);
+}
+
+/*
+ * Not the initiator, with our side of the standby failed alone (it could
+ * not be connected, rp.ask): the peer's side may be a working standby as
+ * far as it knows, and the initiator re-protects only lanes it knows are
+ * failed (after a failover both sides know). So it is told, and told again
+ * each REPROTECT_TIMEOUT until its request comes. Returns whether to stay
+ * listed.
+ */
+static int uct_rc_varuna_ep_reprotect_ask(uct_rc_varuna_iface_t *iface,
+                                          uct_rc_varuna_ep_t *ep,
+                                          unsigned lane, ucs_time_t now)
+{
+    if (!ep->rp.ask ||
+        (ep->lane[lane].state != UCT_RC_VARUNA_LANE_FAILED) ||
+        (ep->lane[lane].qp == NULL) ||
+        !uct_rc_varuna_ep_lane_port_up(iface, lane)) {
+        return 0; /* the peer's request, or its port's event */
+    }
+    if (!uct_rc_varuna_ep_crossed(ep) ||
+        ((ep->rp.asked != 0) &&
+         (now < ep->rp.asked + iface->config.reprotect_timeout))) {
+        return 1;
+    }
+    if (!uct_rc_varuna_ep_msgq_room(ep)) {
+        return 1;
+    }
+    ep->rp.asked = now;
+    uct_rc_varuna_ep_queue_msg(ep, UCT_RC_VARUNA_CTRL_REPROTECT_ASK, lane, 0,
+                               0);
+    uct_rc_varuna_ep_ctrl_kick(ep);
+    return 1;
+}
+
 int uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
                                    uct_rc_varuna_ep_t *ep, ucs_time_t now)
 {
@@ -553,20 +600,14 @@ int uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
     if ((ep->ctrl.msgq_count > 0) || ep->rp.done_pending) {
         return 1; /* a new request only once the last messages are out */
     }
-    if (!ep->rp.initiator || (ep->fo.state != UCT_RC_VARUNA_FO_IDLE)) {
-        return 0; /* the peer's request, or the failover's end */
+    if (ep->fo.state != UCT_RC_VARUNA_FO_IDLE) {
+        return 0; /* the failover's end */
+    }
+    if (!ep->rp.initiator) {
+        return uct_rc_varuna_ep_reprotect_ask(iface, ep, lane, now);
     }
 
-    if ((ep->fo.epoch == 0) && (ep->tx.done_sn == 0) &&
-        (ep->rx.am_seq == 0)) {
-        /* nothing has crossed the active lane yet (no failover, which
-         * takes both sides, no completion, no active message), so the
-         * peer may not have connected its QP: UCP connects the two sides
-         * one after the other, and an endpoint created while a port is
-         * down lists its standby for re-protection at once. A request to
-         * a QP that is not ready to receive dies by retries, and takes the
-         * active lane with it (seen: a client connecting after a failure
-         * lost all its endpoints at the server's first request) */
+    if (!uct_rc_varuna_ep_crossed(ep)) {
         return 0;
     }
 
@@ -779,6 +820,7 @@ static void uct_rc_varuna_ep_reprotect_req(uct_rc_varuna_iface_t *iface,
     if (lane >= UCT_RC_VARUNA_NUM_SIDES) {
         return;
     }
+    ep->rp.ask = 0; /* the initiator re-protects the lane */
 
     state = (uct_rc_varuna_lane_state_t)ep->lane[lane].state;
     if ((state == UCT_RC_VARUNA_LANE_RECONNECTING) && !ep->rp.initiator) {
@@ -966,6 +1008,18 @@ void uct_rc_varuna_ep_ctrl_recv(uct_rc_varuna_ep_t *ep, unsigned lane,
             (msg->attempt == ep->rp.peer_attempt) &&
             (ep->lane[about].state == UCT_RC_VARUNA_LANE_RECONNECTING)) {
             uct_rc_varuna_ep_reprotect_done(iface, ep, about);
+        }
+        break;
+    case UCT_RC_VARUNA_CTRL_REPROTECT_ASK:
+        if (ep->rp.initiator && (about < UCT_RC_VARUNA_NUM_SIDES) &&
+            (about != ep->active) &&
+            (ep->lane[about].state == UCT_RC_VARUNA_LANE_STANDBY)) {
+            /* a standby whose other side is not connected carries
+             * nothing: fail it, and re-protect it as after a failover */
+            ucs_diag("rc_varuna: ep %p: the peer's side of standby lane %u "
+                     "is not connected: re-protecting it", ep, about);
+            uct_rc_varuna_lane_fence(&ep->lane[about]);
+            uct_rc_varuna_ep_reprotect_list(ep);
         }
         break;
     case UCT_RC_VARUNA_CTRL_REPROTECT_NACK:

@@ -435,7 +435,7 @@ protected:
 
     /* A receiver whose primary and standby ports are neither of the
      * sender's, so a fault on one side's port is that side's alone. */
-    bool create_pair()
+    bool create_pair(bool connect = true)
     {
         std::vector<const resource*> rscs = enum_resources("rc_varuna");
 
@@ -467,8 +467,14 @@ protected:
 
         m_r = new_entity(*m_rsc);
         m_entities.push_back(m_r);
-        m_s->connect(0, *m_r, 0);
-        m_r->connect(0, *m_s, 0);
+        if (connect) {
+            m_s->connect(0, *m_r, 0);
+            m_r->connect(0, *m_s, 0);
+        } else {
+            /* the case connects them (connect_eps()) */
+            m_s->create_ep(0);
+            m_r->create_ep(0);
+        }
         uct_iface_set_am_handler(m_r->iface(), AM_ID, am_handler, this, 0);
         uct_iface_set_am_handler(m_s->iface(), AM_ID, am_handler, this, 0);
         uct_iface_set_am_handler(m_s->iface(), AM_ID_REV, rev_am_handler,
@@ -476,6 +482,41 @@ protected:
 
         m_ep_errors     = 0;
         m_ep_error_status = UCS_OK;
+        note_baseline();
+        return true;
+    }
+
+    /* Connect endpoints 0 of a pair made by create_pair(false): the
+     * status of each side's uct_ep_connect_to_ep, sender's first */
+    std::pair<ucs_status_t, ucs_status_t> connect_eps()
+    {
+        ucs_status_t status[2];
+        entity *side[2] = {m_s, m_r};
+
+        for (int i = 0; i < 2; ++i) {
+            entity *self  = side[i], *other = side[1 - i];
+            std::vector<char> dev_addr(other->iface_attr().device_addr_len);
+            std::vector<char> ep_addr(other->iface_attr().ep_addr_len);
+
+            status[i] = uct_iface_get_device_address(
+                    other->iface(), (uct_device_addr_t*)dev_addr.data());
+            if (status[i] == UCS_OK) {
+                status[i] = uct_ep_get_address(other->ep(0),
+                                               (uct_ep_addr_t*)ep_addr.data());
+            }
+            if (status[i] == UCS_OK) {
+                status[i] = uct_ep_connect_to_ep(
+                        self->ep(0), (const uct_device_addr_t*)dev_addr.data(),
+                        (const uct_ep_addr_t*)ep_addr.data());
+            }
+        }
+        return std::make_pair(status[0], status[1]);
+    }
+
+    /* What verify() compares the transport's and softib's QP counts and
+     * the CQ credits against: as they are now */
+    void note_baseline()
+    {
         m_cq_avail[0]   = viface(m_s)->super.tx.cq_available;
         m_cq_avail[1]   = viface(m_r)->super.tx.cq_available;
         m_qp_created[0] = viface(m_s)->fo.qp_created;
@@ -486,7 +527,6 @@ protected:
          * any path of the transport, not only the ones it counts itself */
         m_sib_qp_created   = m_softib.counter(NULL, "qp_created");
         m_sib_qp_connected = m_softib.counter(NULL, "qp_connected");
-        return true;
     }
 
     /* Progress every entity, but the receiver while its own thread does
@@ -557,9 +597,9 @@ protected:
     /* Receiver: a put area and a get area of num_ops slots each, then the
      * atomic words; sender: a slot per operation for its source or its
      * GET destination. */
-    void setup_pair(unsigned num_ops)
+    void setup_pair(unsigned num_ops, bool connect = true)
     {
-        if (!create_pair()) {
+        if (!create_pair(connect)) {
             UCS_TEST_SKIP_R("no resource with four distinct ports");
         }
 

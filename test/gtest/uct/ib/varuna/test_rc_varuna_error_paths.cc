@@ -766,6 +766,60 @@ UCS_TEST_P(test_rc_varuna_error_paths, failover_onto_quiet_lane)
     EXPECT_EQ(UCT_RC_VARUNA_FO_DEAD, vep(m_s)->fo.state);
 }
 
+/*
+ * The review of 0aa6934, risk 11: a standby lane that cannot be connected
+ * (its QP refuses to go to RTR: another device with other limits, a driver
+ * error) failed the whole endpoint at connect, though its primary lane was
+ * fine. Now the endpoint connects without its standby, re-protection
+ * connects it while the traffic flows, and it then carries a failover
+ * exactly once.
+ */
+UCS_TEST_P(test_rc_varuna_error_paths, standby_connect_fails)
+{
+    ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(20);
+    std::pair<ucs_status_t, ucs_status_t> status;
+
+    setup_pair(NUM_OPS, false);
+    fail_verb(m_s, 1, SOFTIB_VERB_MODIFY_QP, qpn(m_s, 1), 0, 1);
+    {
+        scoped_log_handler wrap_err(wrap_errors_logger);
+        status = connect_eps();
+    }
+    ASSERT_EQ(UCS_OK, status.first)
+            << "the sender's endpoint failed to connect: "
+            << ucs_status_string(status.first);
+    ASSERT_EQ(UCS_OK, status.second) << ucs_status_string(status.second);
+    EXPECT_EQ(UCT_RC_VARUNA_LANE_FAILED, vep(m_s)->lane[1].state);
+    EXPECT_EQ(UCT_RC_VARUNA_LANE_ACTIVE, vep(m_s)->lane[0].state);
+    note_baseline();
+
+    /* traffic on the primary meanwhile; both sides' standby connected */
+    plan(MIXED, NUM_OPS);
+    ASSERT_TRUE(post_all(0, NUM_OPS, deadline) && finish(deadline));
+    verify(true);
+    fail_on_problems("before the standby");
+    while (((vep(m_s)->lane[1].state != UCT_RC_VARUNA_LANE_STANDBY) ||
+            (vep(m_r)->lane[1].state != UCT_RC_VARUNA_LANE_STANDBY)) &&
+           (ucs_get_time() < deadline)) {
+        progress();
+    }
+    ASSERT_EQ(UCT_RC_VARUNA_LANE_STANDBY, vep(m_s)->lane[1].state)
+            << rp_state_of(vep(m_s));
+    ASSERT_EQ(UCT_RC_VARUNA_LANE_STANDBY, vep(m_r)->lane[1].state)
+            << rp_state_of(vep(m_r));
+
+    /* and it carries a failover */
+    note_baseline();
+    clear_memory();
+    if (run(MIXED, REQ_PORT_DOWN, 2)) {
+        verify(true);
+    }
+    fail_on_problems("failover onto the late standby");
+    EXPECT_EQ(1u, viface(m_s)->fo.failovers);
+    EXPECT_EQ(1u, vep(m_s)->active);
+    EXPECT_EQ(0u, m_ep_errors);
+}
+
 /* The review of 0aa6934, finding 2 (see new_lane_lost_while_resending):
  * the standby's loss seen from an error completion there. Before the fix,
  * the flush completion of each request sent again completed the one
