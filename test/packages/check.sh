@@ -1,0 +1,392 @@
+#!/bin/bash
+#
+# Copyright (C) rc_varuna authors 2026. ALL RIGHTS RESERVED.
+# See file LICENSE for terms.
+#
+# The Debian packages of contrib/debian-build, installed into the system in
+# place of Debian's UCX and used with system paths only: no LD_LIBRARY_PATH,
+# nothing of build/prefix on PATH. Checks that
+#   - apt-get installs them over Debian's libucx0 (1.13.1-1+varunaN);
+#   - /usr/bin/ucx_info -v is that UCX, configured as Debian configures it;
+#   - libuct_ib has mlx5 (rc_mlx5, dc_mlx5, ud_mlx5: every mlx5 symbol of
+#     Debian's own libuct_ib, recorded before the install) and ucx_info -b
+#     says so;
+#   - /usr/bin/ucx_info -d lists rc_varuna on softib, from
+#     /usr/lib/<arch>/ucx/libuct_varuna.so;
+#   - Debian's Open MPI (mpirun of openmpi-bin, pml ucx, osc ucx) runs
+#     test/mpi/bidir_failover with 2 ranks over UCX_TLS=rc_varuna,ud_verbs:aux
+#     through a link failure (softib0:1 down halfway), every operation
+#     executed once, each rank's libucp and libuct_varuna the system's;
+#   - the failover demo (src/tools/varuna_demo.c, compiled against the
+#     installed libucx-dev) comes out right with a link down (rc_varuna's
+#     recovery) and with both paths of one of two lanes down (UCP's lane
+#     failover, in libucp), as contrib/demo runs it.
+# Then, and also when a check fails or the script is interrupted, it puts
+# back the packages that were installed before (apt-get install
+# --allow-downgrades libucx0=1.13.1-1 ...) and removes those that were not
+# (libucx-dev, ucx-utils), with their automatic-install marks as before.
+#
+# softib is not a libibverbs provider but a drop-in libibverbs.so.1
+# (softib/README.md): it reaches the system's UCX through LD_PRELOAD of a
+# copy of that one library (taken from build/prefix/lib/softib, with
+# libsoftib for the MPI program's link control), so that nothing of our
+# UCX prefix is on any path.
+#
+# Not part of make check: it installs packages into the system, needs root,
+# and takes minutes.
+#
+# Usage: test/packages/check.sh [DEB_DIR]   (default: build/deb)
+#
+# Needs: root (apt-get), the packages (contrib/debian-build), softib built
+# (contrib/quickstart build), Debian's openmpi-bin and libopenmpi-dev. Logs in
+# build/logs/packages/.
+#
+
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/../../contrib/common.sh"
+
+deb_dir=$(realpath "${1:-$RC_VARUNA_BUILD/deb}")
+work=$RC_VARUNA_BUILD/deb-work/check
+logs=$RC_VARUNA_LOGS/packages
+multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+syslib=/usr/lib/$multiarch
+# the same directory as the loader may name it (/lib is /usr/lib: merged /usr)
+sysre="(/usr)?/lib/$multiarch"
+checks=0
+
+fail()
+{
+    echo "FAIL: $*"
+    exit 1
+}
+
+pass()
+{
+    echo "ok: $*"
+    checks=$((checks + 1))
+}
+
+[[ $EUID -eq 0 ]] || rc_varuna_die "installs packages: run as root"
+debs=("$deb_dir"/*.deb)
+[[ -f ${debs[0]} ]] || rc_varuna_die "no .deb in $deb_dir: run contrib/debian-build"
+for f in "$RC_VARUNA_PREFIX/lib/softib/libibverbs.so.1" \
+         "$RC_VARUNA_PREFIX/lib/libsoftib.so.0"; do
+    [[ -f $f ]] || rc_varuna_die "$f missing: run contrib/quickstart build"
+done
+command -v mpicc >/dev/null && command -v mpirun >/dev/null ||
+    rc_varuna_die "mpicc, mpirun missing: apt-get install openmpi-bin libopenmpi-dev"
+
+rm -rf "$work" "$logs"
+mkdir -p "$work/softib" "$logs"
+
+# Only system paths from here on, for this script and what it runs. A
+# program under test gets softib through sib_env only.
+PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+unset LD_LIBRARY_PATH LD_PRELOAD UCX_MODULE_DIR UCX_MODULES UCX_TLS
+unset UCX_NET_DEVICES OPAL_PREFIX
+export PATH
+
+# The packages, their version, and what the system has of each now
+pkgs=() restore=() remove=() auto=()
+for deb in "${debs[@]}"; do
+    pkg=$(dpkg-deb -f "$deb" Package)
+    version=$(dpkg-deb -f "$deb" Version)
+    pkgs+=("$pkg")
+    old=$(dpkg-query -W -f '${db:Status-Status} ${Version}' "$pkg" \
+          2>/dev/null) || old=
+    if [[ $old == installed\ * ]]; then
+        restore+=("$pkg=${old#installed }")
+    else
+        remove+=("$pkg")
+    fi
+done
+mapfile -t auto < <(apt-mark showauto "${pkgs[@]}")
+echo "packages: ${pkgs[*]} $version from ${deb_dir#$RC_VARUNA_ROOT/}"
+echo "before: ${restore[*]:-nothing} installed${remove[*]:+, not installed: ${remove[*]}}"
+
+registry=/dev/shm/softib-packages.$$
+
+# Put the system back as it was: the packages that were not installed go,
+# the others return to their version (a downgrade), with their marks
+installed=0
+restore_system()
+{
+    local rc=$? ok=1 item got
+
+    trap - EXIT INT TERM
+    rm -f "$registry"
+    ((installed)) || exit $rc
+    echo "restoring: ${remove[*]:+remove ${remove[*]}; }install ${restore[*]}"
+    if ((${#remove[@]})); then
+        nice -n 19 apt-get remove -y -q "${remove[@]}" \
+            >"$logs/restore-remove.log" 2>&1 || ok=0
+    fi
+    if ((${#restore[@]})); then
+        nice -n 19 apt-get install -y -q --allow-downgrades "${restore[@]}" \
+            >"$logs/restore-install.log" 2>&1 || ok=0
+    fi
+    ((${#auto[@]})) && apt-mark auto "${auto[@]}" >/dev/null
+    for item in "${restore[@]}"; do
+        got=$(dpkg-query -W -f '${Version}' "${item%%=*}" 2>/dev/null) || got=
+        [[ $got == "${item#*=}" ]] || ok=0
+    done
+    for item in "${remove[@]}"; do
+        [[ $(dpkg-query -W -f '${db:Status-Status}' "$item" \
+             2>/dev/null) == installed ]] && ok=0
+    done
+    if ((ok)); then
+        echo "restored: ${restore[*]}${remove[*]:+; removed ${remove[*]}}"
+    else
+        echo "ERROR: the system is not as before; see $logs/restore-*.log"
+        rc=1
+    fi
+    exit $rc
+}
+trap restore_system EXIT
+trap 'exit 130' INT TERM
+
+# Debian's libuct_ib, before ours replaces it: its mlx5 symbols are the
+# reference
+nm -D --defined-only "$syslib/ucx/libuct_ib.so.0" | awk '{print $3}' |
+    grep -i mlx5 | sort >"$work/mlx5-debian.txt" || true
+
+# A snapshot of softib's drop-in libibverbs and of libsoftib (the MPI
+# program takes the link down through it), out of build/prefix
+cp "$(realpath "$RC_VARUNA_PREFIX/lib/softib/libibverbs.so.1")" \
+   "$work/softib/libibverbs.so.1"
+cp "$(realpath "$RC_VARUNA_PREFIX/lib/libsoftib.so.0")" \
+   "$work/softib/libsoftib.so.0"
+ln -sf libsoftib.so.0 "$work/softib/libsoftib.so"
+# UCX uses an IB device only when /dev/infiniband/<dev> exists
+if [[ ! -e /dev/infiniband/softib0 || ! -e /dev/infiniband/softib1 ]]; then
+    "$RC_VARUNA_PREFIX/bin/softib" devnodes >/dev/null
+fi
+
+# the environment of a program on softib: system paths, softib preloaded,
+# a fabric of our own (registry: set before the trap, which removes it)
+sib_env=(env -i PATH="$PATH" HOME="${HOME:-/root}"
+         SOFTIB_REGISTRY="$registry" LD_PRELOAD="$work/softib/libibverbs.so.1")
+
+### the install
+start=$SECONDS
+installed=1
+nice -n 19 apt-get install -y -q "${debs[@]}" >"$logs/install.log" 2>&1 ||
+    { tail -20 "$logs/install.log"; fail "apt-get install ${debs[*]}"; }
+for pkg in "${pkgs[@]}"; do
+    got=$(dpkg-query -W -f '${Version}' "$pkg")
+    [[ $got == "$version" ]] || fail "$pkg is $got after the install, not $version"
+done
+pass "apt-get install ${deb_dir#$RC_VARUNA_ROOT/}/*.deb: ${pkgs[*]} $version" \
+     "($((SECONDS - start)) s)"
+
+### ucx_info -v: the system's, our version, Debian's configuration
+[[ $(command -v ucx_info) == /usr/bin/ucx_info ]] ||
+    fail "ucx_info is $(command -v ucx_info), not /usr/bin/ucx_info"
+ucx_info -v >"$work/ucx_info-v.txt"
+sed 's/^/    /' "$work/ucx_info-v.txt"
+grep -qx "# Version 1\.13\.1+varuna${version##*+varuna}" "$work/ucx_info-v.txt" ||
+    fail "ucx_info -v: not version 1.13.1+varuna${version##*+varuna}"
+grep -q -- '--prefix=/usr .*--disable-logging' "$work/ucx_info-v.txt" ||
+    fail "ucx_info -v: not configured by Debian's debian/rules"
+grep -q -e "$RC_VARUNA_ROOT" -e 'with-mlx5-dv=no' "$work/ucx_info-v.txt" &&
+    fail "ucx_info -v: configured by contrib/ucx-build"
+ldd /usr/bin/ucx_info >"$work/ldd-ucx_info.txt"
+for lib in libucp libuct libucs; do
+    grep -qE "$lib\.so\.0 => $sysre/$lib\.so\.0" "$work/ldd-ucx_info.txt" ||
+        fail "ucx_info does not use $syslib/$lib.so.0"
+done
+pass "/usr/bin/ucx_info -v: UCX 1.13.1+varuna${version##*+varuna}, Debian's" \
+     "configuration, libraries from $syslib"
+
+### mlx5: every mlx5 symbol of Debian's libuct_ib is in ours
+nm -D --defined-only "$syslib/ucx/libuct_ib.so.0" | awk '{print $3}' |
+    grep -i mlx5 | sort >"$work/mlx5-ours.txt" || true
+missing=$(comm -23 "$work/mlx5-debian.txt" "$work/mlx5-ours.txt" | wc -l)
+n_deb=$(wc -l <"$work/mlx5-debian.txt")
+n_ours=$(wc -l <"$work/mlx5-ours.txt")
+((n_ours > 0 && missing == 0)) ||
+    fail "libuct_ib: $n_ours mlx5 symbols, $missing of Debian's $n_deb missing"
+# each transport's definition (UCT_TL_DEFINE)
+for tl in rc_mlx5 dc_mlx5 ud_mlx5; do
+    grep -qx "uct_${tl}_tl" "$work/mlx5-ours.txt" ||
+        fail "libuct_ib has no uct_${tl}_tl"
+done
+grep -q 'NEEDED *libmlx5\.so' <(objdump -p "$syslib/ucx/libuct_ib.so.0") ||
+    fail "libuct_ib does not link libmlx5"
+ucx_info -b >"$work/ucx_info-b.txt"
+grep -E 'MLX5|HAVE_DEVX|HAVE_DC' "$work/ucx_info-b.txt" >"$work/ucx_info-b-mlx5.txt" ||
+    true
+for def in HAVE_MLX5_DV HAVE_MLX5_HW; do
+    grep -qE "^#define $def +1\$" "$work/ucx_info-b-mlx5.txt" ||
+        fail "ucx_info -b: no $def"
+done
+sed 's/^/    /' "$work/ucx_info-b-mlx5.txt" | head -8
+pass "mlx5 built in: libuct_ib links libmlx5, has rc_mlx5, dc_mlx5, ud_mlx5," \
+     "$n_ours mlx5 symbols (Debian's: $n_deb, none missing); ucx_info -b:" \
+     "HAVE_MLX5_DV, HAVE_MLX5_HW"
+
+### ucx_info -d on softib: rc_varuna, from the system's module directory
+rm -f "$registry"
+"${sib_env[@]}" UCX_MODULE_LOG_LEVEL=debug UCX_LOG_LEVEL=debug \
+    ucx_info -d >"$work/ucx_info-d.txt" 2>&1 || true
+rm -f "$registry"
+grep -E "loaded $sysre/ucx/libuct_varuna\.so" "$work/ucx_info-d.txt" |
+    sed -E 's/^.*UCX  DEBUG /    /; s/ \[0x[0-9a-f]+\]$//' | grep . ||
+    fail "ucx_info -d did not load $syslib/ucx/libuct_varuna.so"
+grep -q "$RC_VARUNA_PREFIX" "$work/ucx_info-d.txt" &&
+    fail "ucx_info -d loaded something from $RC_VARUNA_PREFIX"
+for md in softib0+softib1 softib1+softib0; do
+    block=$(awk -v md="$md" '/# Memory domain:/ { on = ($4 == md) } on' \
+            "$work/ucx_info-d.txt")
+    for cap in "Transport: rc_varuna" "put_zcopy:" "atomic_fadd: 64 bit" \
+               "error handling: peer failure"; do
+        grep -qF "$cap" <<<"$block" ||
+            fail "ucx_info -d: memory domain $md lacks '$cap'"
+    done
+done
+grep -q 'Transport: ud_verbs' "$work/ucx_info-d.txt" ||
+    fail "ucx_info -d: no ud_verbs on softib"
+pass "/usr/bin/ucx_info -d on softib: rc_varuna on softib0+softib1 and" \
+     "softib1+softib0, module $syslib/ucx/libuct_varuna.so.0"
+
+### Open MPI: Debian's mpirun, pml ucx, through a link failure
+prog=$work/bidir_failover
+mpicc -O2 -g -Wall -Werror -I"$RC_VARUNA_ROOT/softib/include" \
+    -o "$prog" "$RC_VARUNA_ROOT/test/mpi/bidir_failover.c" \
+    -L"$work/softib" -Wl,-rpath,"$work/softib" -lsoftib ||
+    fail "mpicc test/mpi/bidir_failover.c"
+mpi_logs=$logs/mpi
+mkdir -p "$mpi_logs"
+: >"$mpi_logs/report.json"
+# as test/mpi/run.sh: Open MPI accepts rc_varuna and softib only with "any"
+mpirun_args=(--allow-run-as-root --oversubscribe -np 2
+             --mca pml ucx --mca osc ucx --mca btl self
+             --mca pml_ucx_tls any --mca pml_ucx_devices any
+             -x UCX_TLS=rc_varuna,ud_verbs:aux -x UCX_NET_DEVICES=softib0:1
+             -x UCX_LOG_LEVEL=info
+             -x UCX_RC_VARUNA_REPORT="$mpi_logs/report.json")
+rm -f "$registry"
+start=$SECONDS
+"${sib_env[@]}" timeout --kill-after=10 120 \
+    mpirun "${mpirun_args[@]}" "$prog" -q -i 4000 \
+    >"$mpi_logs/out.log" 2>&1 &
+job=$!
+# while it runs: where each rank's libucp and libuct_varuna come from
+: >"$mpi_logs/maps.txt"
+while kill -0 $job 2>/dev/null; do
+    for pid in $(pgrep -x bidir_failover || true); do
+        # (a rank may be gone by now)
+        { grep -E 'libucp\.so|libuct_varuna\.so|libibverbs\.so' \
+              "/proc/$pid/maps" 2>/dev/null || true; } |
+            awk -v p="$pid" '{print p, $6}'
+    done | sort -u >>"$mpi_logs/maps.txt"
+    sleep 0.2
+done
+rc=0
+wait $job || rc=$?
+elapsed=$((SECONDS - start))
+rm -f "$registry"
+sort -u -o "$mpi_logs/maps.txt" "$mpi_logs/maps.txt"
+grep -E '^(rank|bidir_failover)' "$mpi_logs/out.log" | sed 's/^/    /'
+grep -m1 'failover softib' "$mpi_logs/out.log" | cut -c1-200 | sed 's/^/    /'
+((rc == 0)) || fail "mpirun exited $rc (log: ${mpi_logs#$RC_VARUNA_ROOT/}/out.log)"
+grep -q '^bidir_failover: OK' "$mpi_logs/out.log" ||
+    fail "bidir_failover did not end OK"
+ok_lines=$(grep -c -E '^rank [0-9]+ \(pid [0-9]+\): OK' "$mpi_logs/out.log")
+((ok_lines == 2)) || fail "$ok_lines OK lines of 2 ranks"
+for pid in $(sed -n -E 's/^rank [0-9]+ \(pid ([0-9]+)\):.*/\1/p' \
+             "$mpi_logs/out.log"); do
+    grep -q "{\"event\":\"failover\",\"pid\":$pid," "$mpi_logs/report.json" ||
+        fail "rank with pid $pid wrote no failover report"
+    grep -qE "^$pid $sysre/libucp\.so\.0" "$mpi_logs/maps.txt" &&
+    grep -qE "^$pid $sysre/ucx/libuct_varuna\.so\.0" "$mpi_logs/maps.txt" ||
+        fail "rank with pid $pid: libucp or libuct_varuna not seen in" \
+             "$syslib (maps: ${mpi_logs#$RC_VARUNA_ROOT/}/maps.txt)"
+done
+grep -q "$RC_VARUNA_BUILD/prefix" "$mpi_logs/maps.txt" &&
+    fail "a rank mapped something of $RC_VARUNA_BUILD/prefix"
+lost=$(grep -o '"results_lost":[0-9]*' "$mpi_logs/report.json" |
+       awk -F: '{s += $2} END {print s + 0}')
+((lost == 0)) || fail "$lost fetch results lost in the failovers"
+reports=$(grep -c '"event":"failover"' "$mpi_logs/report.json")
+pass "Debian's mpirun, 2 ranks, pml ucx and osc ucx over" \
+     "rc_varuna,ud_verbs:aux, softib0:1 down halfway: OK, exactly once" \
+     "($reports failover reports, libucp and libuct_varuna from $syslib;" \
+     "$elapsed s)"
+
+### the failover demo, built against the installed libucx-dev: rc_varuna's
+### recovery (softib0:1 down), and UCP's lane failover in libucp (two lanes,
+### both paths of the first down), as contrib/demo runs them
+demo=$work/varuna_demo
+gcc -O2 -g -Wall -Werror -o "$demo" "$RC_VARUNA_ROOT/src/tools/varuna_demo.c" \
+    -lucp -lucs || fail "varuna_demo does not build against libucx-dev"
+grep -qE "libucp\.so\.0 => $sysre/libucp\.so\.0" <(ldd "$demo") ||
+    fail "varuna_demo does not use $syslib/libucp.so.0"
+demo_logs=$logs/demo
+mkdir -p "$demo_logs"
+# demo_run MODE: logs/demo/MODE-{server,client}.log, MODE.json
+demo_run()
+{
+    local mode=$1 sdevs=softib0:2,softib1:2 cdevs=softib0:1,softib1:1
+    local links=softib0:1 rounds=40000 port=$((20000 + RANDOM % 10000))
+    local slog=$demo_logs/$mode-server.log clog=$demo_logs/$mode-client.log
+    local env=(UCX_TLS=rc_varuna,ud_verbs:aux UCX_RC_VARUNA_STANDBY=auto
+               UCX_LOG_LEVEL=info "UCX_RC_VARUNA_REPORT=$demo_logs/$mode.json")
+    local server client line link
+
+    if [[ $mode == lane ]]; then
+        env+=(UCX_MAX_EAGER_LANES=2 UCX_MAX_RNDV_LANES=2
+              "UCX_UCP_FAILOVER_REPORT=$demo_logs/$mode.json")
+        sdevs=softib0:1,softib0:2 cdevs=softib0:1,softib0:2
+        links="softib0:1 softib1:1"
+    fi
+    rm -f "$registry"
+    "${sib_env[@]}" "${env[@]}" UCX_NET_DEVICES=$sdevs \
+        timeout --kill-after=10 120 "$demo" server "$port" >"$slog" 2>&1 &
+    server=$!
+    for _ in $(seq 100); do
+        grep -q listening "$slog" && break
+        sleep 0.1
+    done
+    "${sib_env[@]}" "${env[@]}" UCX_NET_DEVICES=$cdevs \
+        timeout --kill-after=10 120 "$demo" client 127.0.0.1 "$port" \
+        "$rounds" >"$clog" 2>&1 &
+    client=$!
+    # the link goes down 30 % through, through softib's control command
+    while kill -0 $client 2>/dev/null; do
+        line=$(grep -o 'client: round [0-9]*' "$clog" 2>/dev/null |
+               tail -n 1) || true
+        if [[ -n $line && ${line##* } -ge $((rounds * 30 / 100)) ]]; then
+            for link in $links; do
+                SOFTIB_REGISTRY=$registry "$RC_VARUNA_PREFIX/bin/softib" \
+                    link down "$link" >/dev/null
+            done
+            echo "    link $links down at round ${line##* } of $rounds"
+            break
+        fi
+        sleep 0.05
+    done
+    demo_status=0
+    wait $client || demo_status=$?
+    wait $server || demo_status=$?
+    rm -f "$registry"
+    grep -h -E '^(client|server): ' "$clog" "$slog" | grep -v 'round [0-9]*$' |
+        cut -c1-150 | sed 's/^/    /'
+}
+demo_run varuna
+((demo_status == 0)) && grep -q '^client: OK' "$demo_logs/varuna-client.log" &&
+    grep -q '^server: OK' "$demo_logs/varuna-server.log" &&
+    grep -q '"event":"failover"' "$demo_logs/varuna.json" ||
+    fail "varuna_demo with softib0:1 down (logs: ${demo_logs#$RC_VARUNA_ROOT/})"
+pass "varuna_demo (built against libucx-dev), softib0:1 down: OK, nothing" \
+     "lost, nothing executed twice, rc_varuna failed over"
+demo_run lane
+((demo_status == 0)) && grep -q '^client: OK' "$demo_logs/lane-client.log" &&
+    grep -q '^server: OK' "$demo_logs/lane-server.log" &&
+    grep -q '"event":"lane_failover"' "$demo_logs/lane.json" ||
+    fail "varuna_demo, two lanes, both paths of one down" \
+         "(logs: ${demo_logs#$RC_VARUNA_ROOT/})"
+pass "varuna_demo, two lanes, softib0:1 and its standby softib1:1 down:" \
+     "OK, UCP's lane failover (libucp) moved the lane"
+
+echo "PASS: $checks checks of the packages ($version) with system paths only"
