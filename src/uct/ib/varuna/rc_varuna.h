@@ -87,6 +87,9 @@
  * A control request completes within a round trip, so a few dozen serve
  * any number of endpoints, in turns. */
 #define UCT_RC_VARUNA_CTRL_CQ_RESERVE 64
+/* Replay records an endpoint starts with: most endpoints of a job have few
+ * operations in flight, and a record is up to a kilobyte */
+#define UCT_RC_VARUNA_RING_INIT       16
 /* Watchdog intervals a lane with no standby behind it may stay quiet,
  * probed meanwhile (one probe at a time), before the endpoint fails */
 #define UCT_RC_VARUNA_STALL_PROBES    8
@@ -694,7 +697,10 @@ typedef struct uct_rc_varuna_ep {
     struct {
         uint64_t            sn;               /* last operation posted */
         uint64_t            done_sn;          /* last operation completed */
-        uint8_t             *ring;            /* replay records */
+        uint8_t             *ring;            /* replay records: grows
+                                                 from RING_INIT, doubling,
+                                                 up to one per send credit
+                                                 (uct_rc_varuna_ep_ring_grow) */
         unsigned            ring_mask;
         uint32_t            am_seq;           /* last SEND numbered */
         unsigned            settled;          /* records SETTLED */
@@ -1036,6 +1042,8 @@ void uct_rc_varuna_ep_ctrl_recv(uct_rc_varuna_ep_t *ep, unsigned lane,
                                 const uct_rc_varuna_ctrl_msg_t *msg,
                                 unsigned length);
 void uct_rc_varuna_ep_standby_later(uct_rc_varuna_ep_t *ep, const char *why);
+ucs_status_t uct_rc_varuna_ep_ring_grow(uct_rc_varuna_iface_t *iface,
+                                        uct_rc_varuna_ep_t *ep);
 void uct_rc_varuna_ep_reprotect_list(uct_rc_varuna_ep_t *ep);
 void uct_rc_varuna_ep_reprotect_unlist(uct_rc_varuna_ep_t *ep);
 int uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,

@@ -420,12 +420,17 @@ ucs_status_t uct_rc_varuna_ep_pending_add(uct_ep_h tl_ep,
                                           uct_pending_req_t *req,
                                           unsigned flags)
 {
-    uct_rc_varuna_ep_t *ep = ucs_derived_of(tl_ep, uct_rc_varuna_ep_t);
+    uct_rc_varuna_iface_t *iface = ucs_derived_of(tl_ep->iface,
+                                                  uct_rc_varuna_iface_t);
+    uct_rc_varuna_ep_t *ep       = ucs_derived_of(tl_ep, uct_rc_varuna_ep_t);
 
     /* rc/base queues a request only when its credits are out: a failover
-     * holds them back, and a full ring is out of records, not credits */
+     * holds them back, and a full ring that cannot grow is out of records,
+     * not credits. A ring that can grow is no reason to queue: the request
+     * would wait for a completion that may never come (all unsignaled) */
     if (ucs_unlikely(uct_rc_varuna_ep_fo_fencing(ep) ||
-                     uct_rc_varuna_ep_ring_full(ep))) {
+                     (uct_rc_varuna_ep_ring_full(ep) &&
+                      (uct_rc_varuna_ep_ring_grow(iface, ep) != UCS_OK)))) {
         uct_pending_req_arb_group_push(&ep->super.arb_group, req);
         UCT_TL_EP_STAT_PEND(&ep->super.super);
         return UCS_OK;
@@ -1289,6 +1294,42 @@ void uct_rc_varuna_ep_vfs_populate(uct_rc_ep_t *rc_ep)
     uct_rc_txqp_vfs_populate(&ep->super.txqp, ep);
 }
 
+/*
+ * The replay ring is full: twice as many records, up to one per send
+ * credit. An endpoint keeps a record per operation until the operation
+ * completes, so its ring is as large as what it has had in flight at
+ * once; a job's many endpoints that each have a few operations in flight
+ * keep a few records each (a ring of every credit was 80 to 150 KB per
+ * endpoint). Records hold no pointers into the ring, and nothing outside
+ * holds one across calls, so the live ones are copied to the same
+ * sequence numbers' places in the new ring.
+ */
+ucs_status_t uct_rc_varuna_ep_ring_grow(uct_rc_varuna_iface_t *iface,
+                                        uct_rc_varuna_ep_t *ep)
+{
+    unsigned size     = ep->tx.ring_mask + 1;
+    unsigned new_mask = (2 * size) - 1;
+    uint8_t *ring;
+    uint64_t sn;
+
+    if (size >= ucs_roundup_pow2(iface->config.tx_max_wr)) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+    ring = ucs_malloc((size_t)(new_mask + 1) * iface->config.op_size,
+                      "rc_varuna_ops");
+    if (ring == NULL) {
+        return UCS_ERR_NO_RESOURCE; /* its operations wait, as when full */
+    }
+    for (sn = ep->tx.done_sn + 1; sn <= ep->tx.sn; sn++) {
+        memcpy(ring + ((sn & new_mask) * iface->config.op_size),
+               uct_rc_varuna_ep_op(ep, sn), iface->config.op_size);
+    }
+    ucs_free(ep->tx.ring);
+    ep->tx.ring      = ring;
+    ep->tx.ring_mask = new_mask;
+    return UCS_OK;
+}
+
 /* ------------------------------------------------------------------------
  * Class
  * ------------------------------------------------------------------------ */
@@ -1320,7 +1361,9 @@ UCS_CLASS_INIT_FUNC(uct_rc_varuna_ep_t, const uct_ep_params_t *params)
     self->fo.state      = UCT_RC_VARUNA_FO_IDLE;
     ucs_list_head_init(&self->fo.list);
     ucs_list_head_init(&self->rp.list);
-    self->tx.ring_mask = ucs_roundup_pow2(iface->config.tx_max_wr) - 1;
+    self->tx.ring_mask = ucs_min(UCT_RC_VARUNA_RING_INIT,
+                                 ucs_roundup_pow2(iface->config.tx_max_wr)) -
+                         1;
     self->tx.ring      = ucs_calloc(self->tx.ring_mask + 1,
                                     iface->config.op_size, "rc_varuna_ops");
     if (self->tx.ring == NULL) {

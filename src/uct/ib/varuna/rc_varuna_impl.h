@@ -160,7 +160,8 @@ uct_rc_varuna_ep_check_res(uct_rc_varuna_iface_t *iface,
 
     if (ucs_unlikely((uct_rc_txqp_available(&ep->super.txqp) < 1) ||
                      (iface->super.tx.reads_available <= 0) ||
-                     uct_rc_varuna_ep_ring_full(ep))) {
+                     (uct_rc_varuna_ep_ring_full(ep) &&
+                      (uct_rc_varuna_ep_ring_grow(iface, ep) != UCS_OK)))) {
         UCS_STATS_UPDATE_COUNTER(ep->super.super.stats, UCT_EP_STAT_NO_RES,
                                  1);
         return UCS_ERR_NO_RESOURCE;

@@ -551,6 +551,44 @@ UCS_TEST_P(test_rc_varuna_failover, ring_not_overrun_after_failover,
 }
 
 /*
+ * The replay ring starts with 16 records and doubles when full, up to one
+ * per send credit. Short puts and active messages complete unsignaled, so
+ * their records stay until a signaled completion: 200 of them in flight
+ * grow the ring, and a fault cuts them after 120 packets; the failover
+ * decides and resends from the records the ring copied as it grew. Then
+ * the harness's checks: memory, every active message once and in order,
+ * every completion, what was sent again.
+ */
+UCS_TEST_P(test_rc_varuna_failover, ring_grows_then_failover)
+{
+    const unsigned window = 200, num_ops = window + 40;
+    ucs_time_t deadline   = ucs_get_time() + ucs_time_from_sec(20);
+    outcome out;
+
+    setup_pair(num_ops);
+    ASSERT_EQ(15u, vep(m_s)->tx.ring_mask);
+    plan_reset(num_ops);
+    for (unsigned i = 0; i < num_ops; ++i) {
+        op_ctx &c = m_ops[i];
+
+        c.type    = (i % 3 == 2) ? AM_SHORT : (i % 3 == 1) ? FADD : PUT_SHORT;
+        c.length  = sizeof(uint64_t);
+        c.word    = 1;
+        c.operand = 1;
+    }
+    plan_finish();
+
+    inject(REQ_DROP, 120);
+    if (post_all(0, window, deadline) &&
+        post_all(window, num_ops, deadline) && finish(deadline)) {
+        out = verify(true);
+        EXPECT_EQ(1u, out.failovers);
+    }
+    fail_on_problems("ring grown");
+    EXPECT_GT(vep(m_s)->tx.ring_mask, 15u) << "the ring did not grow";
+}
+
+/*
  * A standby device's receive queue keeps the buffers it had while waiting
  * after a failover onto it (raising it to the whole queue stalled the
  * traffic for tens of milliseconds, allocating buffers), and grows when a
