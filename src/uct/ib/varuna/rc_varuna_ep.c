@@ -429,8 +429,7 @@ ucs_status_t uct_rc_varuna_ep_pending_add(uct_ep_h tl_ep,
      * not credits. A ring that can grow is no reason to queue: the request
      * would wait for a completion that may never come (all unsignaled) */
     if (ucs_unlikely(uct_rc_varuna_ep_fo_fencing(ep) ||
-                     (uct_rc_varuna_ep_ring_full(ep) &&
-                      (uct_rc_varuna_ep_ring_grow(iface, ep) != UCS_OK)))) {
+                     uct_rc_varuna_ep_no_record(iface, ep))) {
         uct_pending_req_arb_group_push(&ep->super.arb_group, req);
         UCT_TL_EP_STAT_PEND(&ep->super.super);
         return UCS_OK;

@@ -128,6 +128,16 @@ uct_rc_varuna_ep_ring_full(const uct_rc_varuna_ep_t *ep)
     return (ep->tx.sn - ep->tx.done_sn) > ep->tx.ring_mask;
 }
 
+/* No record for another operation: the ring is full and cannot grow
+ * (uct_rc_varuna_ep_ring_grow: at one record per credit, or no memory) */
+static UCS_F_ALWAYS_INLINE int
+uct_rc_varuna_ep_no_record(uct_rc_varuna_iface_t *iface,
+                           uct_rc_varuna_ep_t *ep)
+{
+    return uct_rc_varuna_ep_ring_full(ep) &&
+           (uct_rc_varuna_ep_ring_grow(iface, ep) != UCS_OK);
+}
+
 /*
  * Room for one more operation: its work request on the QP, a CQ entry for
  * it (every one completes, with an error, if the QP fails), and READ
@@ -160,8 +170,7 @@ uct_rc_varuna_ep_check_res(uct_rc_varuna_iface_t *iface,
 
     if (ucs_unlikely((uct_rc_txqp_available(&ep->super.txqp) < 1) ||
                      (iface->super.tx.reads_available <= 0) ||
-                     (uct_rc_varuna_ep_ring_full(ep) &&
-                      (uct_rc_varuna_ep_ring_grow(iface, ep) != UCS_OK)))) {
+                     uct_rc_varuna_ep_no_record(iface, ep))) {
         UCS_STATS_UPDATE_COUNTER(ep->super.super.stats, UCT_EP_STAT_NO_RES,
                                  1);
         return UCS_ERR_NO_RESOURCE;
