@@ -1215,13 +1215,15 @@ ucs_status_t uct_rc_varuna_ep_connect_to_ep(uct_ep_h tl_ep,
                               a->standby_lid,
                               (a->flags & UCT_RC_VARUNA_EP_ADDR_FLAG_GID) ?
                               &peer_gid : NULL, &ah_attr);
+        /* what re-protection connects the lane to if it cannot be
+         * connected now (uct_rc_varuna_lane_connect records it too) */
+        ep->peer.qpn[UCT_RC_VARUNA_SIDE_STANDBY] =
+                uct_ib_unpack_uint24(a->qp_num[1]);
+        ep->peer.ah[UCT_RC_VARUNA_SIDE_STANDBY] = ah_attr;
         if (standby_down) {
             /* a port of the standby lane is down (a process started, or
              * an endpoint created, during a link failure): re-protection
              * connects the lane once both ports are up */
-            ep->peer.qpn[UCT_RC_VARUNA_SIDE_STANDBY] =
-                    uct_ib_unpack_uint24(a->qp_num[1]);
-            ep->peer.ah[UCT_RC_VARUNA_SIDE_STANDBY] = ah_attr;
             uct_rc_varuna_ep_standby_later(ep, "standby port down");
         } else if (uct_rc_varuna_lane_connect(iface, ep,
                                               UCT_RC_VARUNA_SIDE_STANDBY,
@@ -1233,9 +1235,6 @@ ucs_status_t uct_rc_varuna_ep_connect_to_ep(uct_ep_h tl_ep,
              * used to fail the whole endpoint (the review of 0aa6934,
              * risk 11). Re-protection resets the QP and tries again; when
              * the peer starts it, it is told (REPROTECT_ASK). */
-            ep->peer.qpn[UCT_RC_VARUNA_SIDE_STANDBY] =
-                    uct_ib_unpack_uint24(a->qp_num[1]);
-            ep->peer.ah[UCT_RC_VARUNA_SIDE_STANDBY] = ah_attr;
             ep->rp.ask = 1; /* the peer's side may be connected */
             uct_rc_varuna_ep_standby_later(ep, "the standby lane could not "
                                            "be connected");
