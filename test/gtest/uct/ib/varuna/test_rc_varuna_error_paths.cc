@@ -265,6 +265,7 @@ protected:
             for (unsigned i = 0; i < num_ops; ++i) {
                 if (m_ops[i].calls > 0) {
                     held.give_back(held.count);
+                    break;
                 }
             }
         }

@@ -28,6 +28,24 @@ protected:
         NUM_OPS = WINDOW + AFTER
     };
 
+    /* The plan set up: the fault f after packet k, the first window
+     * operations posted, then the rest, flushed; every check of the
+     * harness, after exactly one failover */
+    void expect_one_failover(int f, unsigned k, unsigned window,
+                             const std::string &what)
+    {
+        ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(20);
+        outcome out;
+
+        inject(f, k);
+        if (post_all(0, window, deadline) &&
+            post_all(window, m_ops.size(), deadline) && finish(deadline)) {
+            out = verify(true);
+            EXPECT_EQ(1u, out.failovers);
+        }
+        fail_on_problems(what);
+    }
+
     /* pending requests of flush_waits_behind_held_back_ops */
     static ucs_status_t post_held_get(uct_pending_req_t *req);
     static ucs_status_t post_held_flush(uct_pending_req_t *req);
@@ -525,8 +543,6 @@ UCS_TEST_P(test_rc_varuna_failover, ring_not_overrun_after_failover,
            "IB_TX_QUEUE_LEN=16")
 {
     const unsigned window = 12, num_ops = window + 24;
-    ucs_time_t deadline   = ucs_get_time() + ucs_time_from_sec(20);
-    outcome out;
 
     setup_pair(num_ops);
     ASSERT_EQ(15u, vep(m_s)->tx.ring_mask);
@@ -541,13 +557,7 @@ UCS_TEST_P(test_rc_varuna_failover, ring_not_overrun_after_failover,
     }
     plan_finish();
 
-    inject(RESP_DROP, 0);
-    if (post_all(0, window, deadline) &&
-        post_all(window, num_ops, deadline) && finish(deadline)) {
-        out = verify(true);
-        EXPECT_EQ(1u, out.failovers);
-    }
-    fail_on_problems("ring of 16 records");
+    expect_one_failover(RESP_DROP, 0, window, "ring of 16 records");
 }
 
 /*
@@ -562,8 +572,6 @@ UCS_TEST_P(test_rc_varuna_failover, ring_not_overrun_after_failover,
 UCS_TEST_P(test_rc_varuna_failover, ring_grows_then_failover)
 {
     const unsigned window = 200, num_ops = window + 40;
-    ucs_time_t deadline   = ucs_get_time() + ucs_time_from_sec(20);
-    outcome out;
 
     setup_pair(num_ops);
     ASSERT_EQ(15u, vep(m_s)->tx.ring_mask);
@@ -578,13 +586,7 @@ UCS_TEST_P(test_rc_varuna_failover, ring_grows_then_failover)
     }
     plan_finish();
 
-    inject(REQ_DROP, 120);
-    if (post_all(0, window, deadline) &&
-        post_all(window, num_ops, deadline) && finish(deadline)) {
-        out = verify(true);
-        EXPECT_EQ(1u, out.failovers);
-    }
-    fail_on_problems("ring grown");
+    expect_one_failover(REQ_DROP, 120, window, "ring grown");
     EXPECT_GT(vep(m_s)->tx.ring_mask, 15u) << "the ring did not grow";
 }
 
