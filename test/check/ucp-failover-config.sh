@@ -39,10 +39,14 @@ cases=(
     "UCX_UCP_FAILOVER_TIMEOUT=2h|Invalid value for TIMEOUT: '2h'"
     "UCX_UCP_FAILOVER_ENABLE=maybe|Invalid value for ENABLE: 'maybe'"
     "UCX_UCP_FAILOVER_SPARE_LANE=2|Invalid value for SPARE_LANE: '2'"
+    "UCX_UCP_FAILOVER_REBUILD_INTERVAL=100us|UCX_UCP_FAILOVER_REBUILD_INTERVAL=0.0001s is out of range (0, or 0.001s to 3600s): $off"
+    "UCX_UCP_FAILOVER_REBUILD_INTERVAL=2h|Invalid value for REBUILD_INTERVAL: '2h'"
     "UCX_UCP_FAILOVER_REPORT=/nonexistent/x.json|UCX_UCP_FAILOVER_REPORT=/nonexistent/x.json cannot be written (No such file or directory): $off"
     "UCX_UCP_FAILOVER_TIMEOUT=5s|"
     "UCX_UCP_FAILOVER_ENABLE=n|"
     "UCX_UCP_FAILOVER_SPARE_LANE=n|"
+    "UCX_UCP_FAILOVER_REBUILD_INTERVAL=0|"
+    "UCX_UCP_FAILOVER_REBUILD_INTERVAL=50ms|"
     "UCX_UCP_FAILOVER_REPORT=${TMPDIR:-/tmp}/ucp-failover-config.$$.json|"
 )
 

@@ -86,6 +86,7 @@ typedef struct {
     int    enable;
     int    spare_lane;
     double timeout;
+    double rebuild_interval;
     char   *report;
 } ucp_failover_config_t;
 
@@ -112,6 +113,15 @@ static ucs_config_field_t ucp_failover_config_table[] = {
    "How long a failover waits for the peer's answer; then the endpoint fails.",
    ucs_offsetof(ucp_failover_config_t, timeout), UCS_CONFIG_TYPE_TIME},
 
+  {"REBUILD_INTERVAL", "1s",
+   "After a lane's traffic moved to another lane, how often to try to connect\n"
+   "the failed lane again on its own devices (a new transport endpoint on each\n"
+   "side, proven by one message before it carries anything). The interval\n"
+   "doubles after each try that fails, up to 32 times this value. When a try\n"
+   "works, the lane takes its traffic back, and is there for the next\n"
+   "failure of the other lane. 0: never.",
+   ucs_offsetof(ucp_failover_config_t, rebuild_interval), UCS_CONFIG_TYPE_TIME},
+
   {"REPORT", "",
    "Append one JSON line per lane failover to this file (empty: none).",
    ucs_offsetof(ucp_failover_config_t, report), UCS_CONFIG_TYPE_STRING},
@@ -126,6 +136,11 @@ UCS_CONFIG_DECLARE_TABLE(ucp_failover_config_table, "UCP lane failover",
  * that long at the most */
 #define UCP_FAILOVER_TIMEOUT_MIN 1e-3
 #define UCP_FAILOVER_TIMEOUT_MAX 3600.0
+/* UCX_UCP_FAILOVER_REBUILD_INTERVAL's range, besides 0 (never) */
+#define UCP_FAILOVER_REBUILD_MIN 1e-3
+#define UCP_FAILOVER_REBUILD_MAX 3600.0
+/* a try that fails doubles the interval, up to this many times the first */
+#define UCP_FAILOVER_REBUILD_BACKOFF 32
 
 /* 0 if the report file cannot be opened for appending (errno says why).
  * Tried when the process loads libucp, so that a wrong path is an error
@@ -180,6 +195,16 @@ static void ucp_failover_config(ucp_failover_config_t *config)
             ucs_error("UCX_UCP_FAILOVER_TIMEOUT=%gs is out of range (%gs to "
                       "%gs): the lane failover is off", config->timeout,
                       UCP_FAILOVER_TIMEOUT_MIN, UCP_FAILOVER_TIMEOUT_MAX);
+        }
+        config->enable = 0;
+    } else if ((config->rebuild_interval != 0) &&
+               ((config->rebuild_interval < UCP_FAILOVER_REBUILD_MIN) ||
+                (config->rebuild_interval > UCP_FAILOVER_REBUILD_MAX))) {
+        if (!said++) {
+            ucs_error("UCX_UCP_FAILOVER_REBUILD_INTERVAL=%gs is out of range "
+                      "(0, or %gs to %gs): the lane failover is off",
+                      config->rebuild_interval, UCP_FAILOVER_REBUILD_MIN,
+                      UCP_FAILOVER_REBUILD_MAX);
         }
         config->enable = 0;
     } else if (!ucp_failover_report_writable(config->report)) {
@@ -242,8 +267,23 @@ static double ucp_failover_timeout(void)
 typedef enum {
     UCP_FAILOVER_QUERY,      /* waiting for the peer's RX token */
     UCP_FAILOVER_REPLAY,     /* posting what the transport handed back */
-    UCP_FAILOVER_FORWARD     /* the lane goes to the other lane's endpoint */
+    UCP_FAILOVER_FORWARD,    /* the lane goes to the other lane's endpoint;
+                                its own connection is tried again (below) */
+    UCP_FAILOVER_RESTORE     /* a new connection of the lane is proven: its
+                                traffic is held until the peer has taken
+                                everything it sent on the other lane */
 } ucp_failover_state_t;
+
+/* Connecting the failed lane again, while FORWARD ("Rebuilding" below) */
+typedef enum {
+    UCP_FAILOVER_REBUILD_OFF,      /* UCX_UCP_FAILOVER_REBUILD_INTERVAL=0 */
+    UCP_FAILOVER_REBUILD_IDLE,     /* the next try at rebuild.next */
+    UCP_FAILOVER_REBUILD_ASKED,    /* our new endpoint's address is sent */
+    UCP_FAILOVER_REBUILD_ANSWERED, /* the peer asked: ours is connected to
+                                      its, waiting for its confirmation */
+    UCP_FAILOVER_REBUILD_PROBING,  /* connected: a probe is in flight */
+    UCP_FAILOVER_REBUILD_PROVEN    /* the probe came through: to confirm */
+} ucp_failover_rebuild_state_t;
 
 /* An operation handed back, with copies of everything it points to */
 typedef struct {
@@ -264,6 +304,32 @@ typedef struct ucp_failover {
                                              memory domain */
     uint32_t                seq;
     ucs_status_t            status;       /* of the failure */
+    struct {
+        uint8_t             state;        /* ucp_failover_rebuild_state_t */
+        uint8_t             failed;       /* the new endpoint failed */
+        uint8_t             flush_posted; /* the probe's flush */
+        uint8_t             probe_done;   /* its completion came */
+        uint8_t             mark_sent;    /* RESTORE: the marker is out */
+        uint8_t             marked;       /* RESTORE: the peer took it */
+        ucs_status_t        probe_status;
+        uct_ep_h            uct_ep;       /* the new endpoint, on the failed
+                                             lane's resource */
+        uct_ep_h            stale_ep;     /* one that failed while restoring:
+                                             the peer may have restored onto
+                                             its half, and its failover of
+                                             that must find the connection
+                                             here (until the failover ends) */
+        uct_completion_t    probe_comp;
+        uint32_t            attempt;      /* the asker's try */
+        uint32_t            peer_seq;     /* the peer's failover of the lane */
+        uint64_t            peer_ep_id;
+        ucs_time_t          base;         /* REBUILD_INTERVAL */
+        ucs_time_t          interval;     /* now, after failed tries */
+        ucs_time_t          next;         /* IDLE: the next try */
+        ucs_time_t          deadline;     /* of the step under way */
+        ucs_time_t          t_forward;
+        unsigned            tries;
+    } rebuild;
     uct_ep_h                failed_ep;    /* the failed transport endpoint */
     uct_ep_h                proxy;        /* at ep->uct_eps[lane] */
     uct_ep_t                hold_ep;      /* the proxy's endpoint while
@@ -326,8 +392,15 @@ UCS_STATIC_CLEANUP {
 
 /* Wire: the query and its answer, then the token */
 enum {
-    UCP_FAILOVER_MSG_QUERY = 1,
-    UCP_FAILOVER_MSG_REPLY = 2
+    UCP_FAILOVER_MSG_QUERY           = 1,
+    UCP_FAILOVER_MSG_REPLY           = 2,
+    UCP_FAILOVER_MSG_REBUILD_ASK     = 3, /* a new endpoint's address */
+    UCP_FAILOVER_MSG_REBUILD_ANSWER  = 4, /* the peer's, or why not */
+    UCP_FAILOVER_MSG_REBUILD_PROBE   = 5, /* on the new connection */
+    UCP_FAILOVER_MSG_REBUILD_CONFIRM = 6, /* it came through: restore */
+    UCP_FAILOVER_MSG_RESTORE_MARK    = 7, /* on the other lane, behind the
+                                             lane's traffic there */
+    UCP_FAILOVER_MSG_RESTORE_MARKED  = 8  /* the peer took all before it */
 };
 
 typedef struct {
@@ -344,6 +417,33 @@ typedef struct {
     ucp_failover_msg_t      hdr;
     uint8_t                 token[UCT_EP_TOKEN_MAX_LENGTH];
 } UCS_S_PACKED ucp_failover_msg_buf_t;
+
+/* After the header of the rebuild messages (token_length: its length, with
+ * the addresses); hdr.seq is the sender's failover of the lane */
+typedef struct {
+    uint64_t                uuid;         /* the sender's worker: of two asks
+                                             that cross, the smaller goes on */
+    uint32_t                peer_seq;     /* the receiver's failover (not
+                                             known yet in an ask) */
+    uint32_t                attempt;      /* the asker's try */
+    ucp_md_index_t          md;           /* the lane's memory domain, the
+                                             sender's */
+    ucp_md_index_t          dst_md;       /* and the receiver's */
+    uint8_t                 dev_addr_length;
+    uint8_t                 ep_addr_length;
+    /* device address, endpoint address (ASK, ANSWER) */
+} UCS_S_PACKED ucp_failover_rebuild_msg_t;
+
+typedef struct {
+    ucp_failover_msg_t         hdr;
+    ucp_failover_rebuild_msg_t rb;
+    uint8_t                    addr[UINT8_MAX -
+                                    sizeof(ucp_failover_rebuild_msg_t)];
+} UCS_S_PACKED ucp_failover_rebuild_buf_t;
+
+/* a refusal is sent as a QUERY's answer is */
+_Static_assert(sizeof(ucp_failover_rebuild_msg_t) <= UCT_EP_TOKEN_MAX_LENGTH,
+               "a refusal does not fit an answer's buffer");
 
 
 /* for the report */
@@ -369,7 +469,19 @@ static const char *ucp_failover_op_names[] = {
 static const char *ucp_failover_state_names[] = {
     [UCP_FAILOVER_QUERY]   = "query",
     [UCP_FAILOVER_REPLAY]  = "replay",
-    [UCP_FAILOVER_FORWARD] = "forward"
+    [UCP_FAILOVER_FORWARD] = "forward",
+    [UCP_FAILOVER_RESTORE] = "restore"
+};
+
+static const char *ucp_failover_msg_names[] = {
+    [UCP_FAILOVER_MSG_QUERY]           = "QUERY",
+    [UCP_FAILOVER_MSG_REPLY]           = "REPLY",
+    [UCP_FAILOVER_MSG_REBUILD_ASK]     = "REBUILD_ASK",
+    [UCP_FAILOVER_MSG_REBUILD_ANSWER]  = "REBUILD_ANSWER",
+    [UCP_FAILOVER_MSG_REBUILD_PROBE]   = "REBUILD_PROBE",
+    [UCP_FAILOVER_MSG_REBUILD_CONFIRM] = "REBUILD_CONFIRM",
+    [UCP_FAILOVER_MSG_RESTORE_MARK]    = "RESTORE_MARK",
+    [UCP_FAILOVER_MSG_RESTORE_MARKED]  = "RESTORE_MARKED"
 };
 
 static ucp_failover_t *ucp_failover_of_hold(uct_ep_h hold_ep)
@@ -432,6 +544,19 @@ static ucs_status_t ucp_failover_hold_flush(uct_ep_h hold_ep, unsigned flags,
     return uct_ep_flush(fo->failed_ep, UCT_FLUSH_FLAG_CANCEL, NULL);
 }
 
+static void ucp_failover_rebuild_drop(ucp_failover_t *fo);
+
+/* fo is out of the list; its endpoints but those of the rebuild are gone */
+static void ucp_failover_free(ucp_failover_t *fo)
+{
+    ucp_failover_rebuild_drop(fo);
+    if (fo->rebuild.stale_ep != NULL) {
+        uct_ep_destroy(fo->rebuild.stale_ep);
+    }
+    ucs_free(fo->report);
+    ucs_free(fo);
+}
+
 static void ucp_failover_unlist(ucp_failover_t *fo)
 {
     ucs_spin_lock(&ucp_failover_lock);
@@ -454,8 +579,7 @@ static void ucp_failover_hold_destroy(uct_ep_h hold_ep)
     ucp_failover_replay_purge(fo, fo->status);
     ucs_assert(ucs_queue_is_empty(&fo->held));
     uct_ep_destroy(fo->failed_ep);
-    ucs_free(fo->report);
-    ucs_free(fo);
+    ucp_failover_free(fo);
 }
 
 /* Every operation finds no resources; a request waits here, in order */
@@ -1078,13 +1202,24 @@ static uct_ep_h ucp_failover_target_ep(ucp_failover_t *fo)
  * Messages
  * ------------------------------------------------------------------------ */
 
+/* A header and the token_length bytes after it */
 static size_t ucp_failover_msg_pack(void *dest, void *arg)
 {
-    const ucp_failover_msg_buf_t *msg = arg;
-    size_t length = sizeof(msg->hdr) + msg->hdr.token_length;
+    const ucp_failover_msg_t *msg = arg;
+    size_t length = sizeof(*msg) + msg->token_length;
 
     memcpy(dest, msg, length);
     return length;
+}
+
+static ucs_status_t ucp_failover_msg_post(uct_ep_h uct_ep,
+                                          const ucp_failover_msg_t *msg)
+{
+    ssize_t packed;
+
+    packed = uct_ep_am_bcopy(uct_ep, UCP_AM_ID_FAILOVER,
+                             ucp_failover_msg_pack, (void*)msg, 0);
+    return (packed < 0) ? (ucs_status_t)packed : UCS_OK;
 }
 
 /* A lane of the endpoint that can carry a message now: not the failed one,
@@ -1109,13 +1244,9 @@ static ucp_lane_index_t ucp_failover_msg_lane(ucp_ep_h ep,
 }
 
 static ucs_status_t ucp_failover_msg_send(ucp_ep_h ep, ucp_lane_index_t lane,
-                                          ucp_failover_msg_buf_t *msg)
+                                          const ucp_failover_msg_t *msg)
 {
-    ssize_t packed;
-
-    packed = uct_ep_am_bcopy(ep->uct_eps[lane], UCP_AM_ID_FAILOVER,
-                             ucp_failover_msg_pack, msg, 0);
-    return (packed < 0) ? (ucs_status_t)packed : UCS_OK;
+    return ucp_failover_msg_post(ep->uct_eps[lane], msg);
 }
 
 /* An answer that found no send resources: sent again from the progress */
@@ -1140,7 +1271,7 @@ static unsigned ucp_failover_outbox_progress(void *arg)
     if (ucp_worker_get_ep_by_id(worker, box->ep_id, &ep) == UCS_OK) {
         lane   = ucp_failover_msg_lane(ep, box->avoid);
         status = (lane == UCP_NULL_LANE) ? UCS_ERR_NO_RESOURCE :
-                 ucp_failover_msg_send(ep, lane, &box->msg);
+                 ucp_failover_msg_send(ep, lane, &box->msg.hdr);
     }
     if ((status == UCS_ERR_NO_RESOURCE) && (ucs_get_time() < box->deadline)) {
         box->prog_id = UCS_CALLBACKQ_ID_NULL;
@@ -1165,11 +1296,44 @@ static unsigned ucp_failover_outbox_progress(void *arg)
  * The peer's side: derive the RX token, answer
  * ------------------------------------------------------------------------ */
 
+/* An answer goes now over a lane other than avoid, or from the progress
+ * when none has resources */
+static void ucp_failover_answer_send(ucp_ep_h ep, ucp_lane_index_t avoid,
+                                     const ucp_failover_msg_buf_t *answer)
+{
+    ucp_worker_h worker = ep->worker;
+    ucp_failover_outbox_t *box;
+    ucp_lane_index_t lane;
+
+    lane = ucp_failover_msg_lane(ep, avoid);
+    if ((lane != UCP_NULL_LANE) &&
+        (ucp_failover_msg_send(ep, lane, &answer->hdr) == UCS_OK)) {
+        return;
+    }
+
+    box = ucs_malloc(sizeof(*box), "ucp_failover_outbox");
+    if (box == NULL) {
+        ucs_error("ep %p: no memory to answer the peer's failover message",
+                  ep);
+        return;
+    }
+    box->worker   = worker;
+    box->ep_id    = ucp_ep_local_id(ep);
+    box->avoid    = avoid;
+    box->deadline = ucs_get_time() +
+                    ucs_time_from_sec(ucp_failover_timeout());
+    box->prog_id  = UCS_CALLBACKQ_ID_NULL;
+    box->msg      = *answer;
+    uct_worker_progress_register_safe(worker->uct,
+                                      ucp_failover_outbox_progress, box,
+                                      UCS_CALLBACKQ_FLAG_ONESHOT,
+                                      &box->prog_id);
+}
+
 static void ucp_failover_answer(ucp_worker_h worker,
                                 const ucp_failover_msg_t *query)
 {
     ucp_failover_msg_buf_t reply;
-    ucp_failover_outbox_t *box;
     ucp_worker_iface_t *wiface;
     ucp_lane_index_t lane, dead_lane;
     ucs_status_t status;
@@ -1207,29 +1371,7 @@ static void ucp_failover_answer(ucp_worker_h worker,
     reply.hdr.seq       = query->seq;
     reply.hdr.dst_ep_id = query->src_ep_id;
     reply.hdr.src_ep_id = ucp_ep_local_id(ep);
-
-    lane = ucp_failover_msg_lane(ep, dead_lane);
-    if ((lane != UCP_NULL_LANE) &&
-        (ucp_failover_msg_send(ep, lane, &reply) == UCS_OK)) {
-        return;
-    }
-
-    box = ucs_malloc(sizeof(*box), "ucp_failover_outbox");
-    if (box == NULL) {
-        ucs_error("ep %p: no memory to answer the peer's failover query", ep);
-        return;
-    }
-    box->worker   = worker;
-    box->ep_id    = ucp_ep_local_id(ep);
-    box->avoid    = dead_lane;
-    box->deadline = ucs_get_time() +
-                    ucs_time_from_sec(ucp_failover_timeout());
-    box->prog_id  = UCS_CALLBACKQ_ID_NULL;
-    box->msg      = reply;
-    uct_worker_progress_register_safe(worker->uct,
-                                      ucp_failover_outbox_progress, box,
-                                      UCS_CALLBACKQ_FLAG_ONESHOT,
-                                      &box->prog_id);
+    ucp_failover_answer_send(ep, dead_lane, &reply);
 }
 
 
@@ -1512,7 +1654,14 @@ static void ucp_failover_forward(ucp_failover_t *fo)
         ucs_queue_push(&held, (ucs_queue_elem_t*)req->priv);
     }
     ucp_failover_report(fo);
-    uct_worker_progress_unregister_safe(wkr->uct, &fo->prog_id);
+    if (fo->rebuild.state == UCP_FAILOVER_REBUILD_OFF) {
+        uct_worker_progress_unregister_safe(wkr->uct, &fo->prog_id);
+    } else {
+        /* the progress goes on, for the rebuild */
+        fo->rebuild.t_forward = ucs_get_time();
+        fo->rebuild.interval  = fo->rebuild.base;
+        fo->rebuild.next      = fo->rebuild.t_forward + fo->rebuild.base;
+    }
     ucp_wireup_replay_pending_requests(ep, &held);
 }
 
@@ -1542,7 +1691,679 @@ static ucs_status_t ucp_failover_send_query(ucp_failover_t *fo)
         ucp_is_uct_ep_failed(ucp_failover_sub_ep(fo))) {
         return UCS_ERR_UNREACHABLE;
     }
-    return ucp_failover_msg_send(fo->ep, fo->sub_lane, &query);
+    return ucp_failover_msg_send(fo->ep, fo->sub_lane, &query.hdr);
+}
+
+/* ------------------------------------------------------------------------
+ * Rebuilding the failed lane
+ *
+ * After the move the endpoint has one lane of the transport left, and when
+ * that one fails too the endpoint ends, although the failed lane's ports
+ * may have come back meanwhile (an endpoint of UCP's spare lane has two
+ * lanes: both would be used up by two failures). So, while FORWARD, the
+ * failover tries every UCX_UCP_FAILOVER_REBUILD_INTERVAL (doubled after
+ * each try that fails, up to UCP_FAILOVER_REBUILD_BACKOFF times) to connect
+ * the failed lane again on its own resource, with a new transport endpoint
+ * on each side:
+ *
+ *   ask      ours, its addresses to the peer over a live lane; of two asks
+ *            that cross, the one from the worker with the smaller UUID goes
+ *            on, the other side answers it
+ *   answer   the peer finds its failover of the same lane (its memory
+ *            domains), connects a new endpoint of its own to ours and
+ *            answers with its addresses
+ *   probe    we connect ours, send one message on it and flush it: when the
+ *            flush completes the new connection works both ways, else the
+ *            try ends (and both new endpoints are dropped: neither side
+ *            sent anything else on them)
+ *   confirm  we tell the peer; each side then restores its half, alone:
+ *   restore  the lane's index holds its traffic again; its requests still
+ *            waiting on the other lane come back first in line; a marker
+ *            goes on the other lane behind everything the lane sent there,
+ *            and when the peer has processed it (it answers), all of that
+ *            is ahead of what follows on the new connection (active
+ *            messages stay in order; writes before it were executed); then
+ *            the lane gets the new endpoint, the held requests go to it in
+ *            order, and the failover ends. A new failure of the lane is a
+ *            new failover.
+ * ------------------------------------------------------------------------ */
+
+static const char *ucp_failover_rebuild_state_names[] = {
+    [UCP_FAILOVER_REBUILD_OFF]      = "off",
+    [UCP_FAILOVER_REBUILD_IDLE]     = "idle",
+    [UCP_FAILOVER_REBUILD_ASKED]    = "asked",
+    [UCP_FAILOVER_REBUILD_ANSWERED] = "answered",
+    [UCP_FAILOVER_REBUILD_PROBING]  = "probing",
+    [UCP_FAILOVER_REBUILD_PROVEN]   = "proven"
+};
+
+/* The try's endpoint goes; a probe completion that comes while it is
+ * destroyed finds the state no longer PROBING */
+static void ucp_failover_rebuild_drop(ucp_failover_t *fo)
+{
+    uct_ep_h uct_ep = fo->rebuild.uct_ep;
+
+    if (fo->rebuild.state != UCP_FAILOVER_REBUILD_OFF) {
+        fo->rebuild.state = UCP_FAILOVER_REBUILD_IDLE;
+    }
+    fo->rebuild.uct_ep = NULL;
+    if (uct_ep != NULL) {
+        uct_ep_destroy(uct_ep);
+    }
+}
+
+/* The try ends without the lane: the next one after a longer interval */
+static void ucp_failover_rebuild_retry(ucp_failover_t *fo, const char *why,
+                                       ucs_status_t status)
+{
+    ucp_failover_rebuild_drop(fo);
+    fo->rebuild.next     = ucs_get_time() + fo->rebuild.interval;
+    fo->rebuild.interval = ucs_min(fo->rebuild.interval * 2,
+                                   fo->rebuild.base *
+                                   UCP_FAILOVER_REBUILD_BACKOFF);
+    ucs_debug("ep %p: lane %u not connected again (try %u): %s: %s; next "
+              "try in %.0f ms", fo->ep, fo->lane, fo->rebuild.tries, why,
+              ucs_status_string(status),
+              ucs_time_to_msec(fo->rebuild.next - ucs_get_time()));
+}
+
+/* A new endpoint on the failed lane's resource, its addresses in rb */
+static ucs_status_t
+ucp_failover_rebuild_ep_create(ucp_failover_t *fo,
+                               ucp_failover_rebuild_buf_t *buf)
+{
+    ucp_ep_h ep                = fo->ep;
+    ucp_worker_iface_t *wiface = ucp_worker_iface(ep->worker,
+                                                  ucp_ep_get_rsc_index(
+                                                          ep, fo->lane));
+    size_t dev_len             = wiface->attr.device_addr_len;
+    size_t ep_len              = wiface->attr.ep_addr_len;
+    uct_ep_params_t params;
+    ucs_status_t status;
+
+    fo->rebuild.failed = 0;
+    if (!(wiface->attr.cap.flags & UCT_IFACE_FLAG_CONNECT_TO_EP) ||
+        (dev_len + ep_len > sizeof(buf->addr))) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+
+    params.field_mask = UCT_EP_PARAM_FIELD_IFACE |
+                        UCT_EP_PARAM_FIELD_PATH_INDEX;
+    params.iface      = wiface->iface;
+    params.path_index = ucp_ep_get_path_index(ep, fo->lane);
+    status            = uct_ep_create(&params, &fo->rebuild.uct_ep);
+    if (status != UCS_OK) {
+        fo->rebuild.uct_ep = NULL;
+        return status;
+    }
+
+    status = uct_iface_get_device_address(wiface->iface,
+                                          (uct_device_addr_t*)buf->addr);
+    if (status == UCS_OK) {
+        status = uct_ep_get_address(fo->rebuild.uct_ep,
+                                    (uct_ep_addr_t*)(buf->addr + dev_len));
+    }
+    if (status != UCS_OK) {
+        ucp_failover_rebuild_drop(fo);
+        return status;
+    }
+
+    buf->rb.uuid            = ep->worker->uuid;
+    buf->rb.md              = fo->md_from;
+    buf->rb.dst_md          = fo->dst_md_from;
+    buf->rb.dev_addr_length = (uint8_t)dev_len;
+    buf->rb.ep_addr_length  = (uint8_t)ep_len;
+    buf->hdr.token_length   = (uint8_t)(sizeof(buf->rb) + dev_len + ep_len);
+    buf->hdr.seq            = fo->seq;
+    buf->hdr.dst_ep_id      = ucp_ep_remote_id(ep);
+    buf->hdr.src_ep_id      = ucp_ep_local_id(ep);
+    return UCS_OK;
+}
+
+/* Our new endpoint to the peer's, whose addresses the message carries */
+static ucs_status_t
+ucp_failover_rebuild_connect(ucp_failover_t *fo,
+                             const ucp_failover_rebuild_msg_t *rb)
+{
+    const uint8_t *addr = (const uint8_t*)(rb + 1);
+
+    return uct_ep_connect_to_ep(fo->rebuild.uct_ep,
+                                (const uct_device_addr_t*)addr,
+                                (const uct_ep_addr_t*)(addr +
+                                                       rb->dev_addr_length));
+}
+
+/* A message about the rebuild, to the peer over a live lane other than the
+ * failed one */
+static ucs_status_t ucp_failover_rebuild_send(ucp_failover_t *fo,
+                                              const ucp_failover_msg_t *msg)
+{
+    ucp_lane_index_t lane = ucp_failover_msg_lane(fo->ep, fo->lane);
+
+    return (lane == UCP_NULL_LANE) ? UCS_ERR_NO_RESOURCE :
+           ucp_failover_msg_send(fo->ep, lane, msg);
+}
+
+static void ucp_failover_rebuild_ask(ucp_failover_t *fo)
+{
+    ucp_failover_rebuild_buf_t ask;
+    ucs_status_t status;
+
+    ++fo->rebuild.tries;
+    memset(&ask, 0, sizeof(ask));
+    status = ucp_failover_rebuild_ep_create(fo, &ask);
+    if (status != UCS_OK) {
+        ucp_failover_rebuild_retry(fo, "no new endpoint", status);
+        return;
+    }
+
+    fo->rebuild.attempt = fo->rebuild.tries;
+    ask.hdr.type        = UCP_FAILOVER_MSG_REBUILD_ASK;
+    ask.rb.attempt      = fo->rebuild.attempt;
+    status              = ucp_failover_rebuild_send(fo, &ask.hdr);
+    if (status != UCS_OK) {
+        ucp_failover_rebuild_retry(fo, "ask not sent", status);
+        return;
+    }
+    fo->rebuild.state    = UCP_FAILOVER_REBUILD_ASKED;
+    fo->rebuild.deadline = ucs_get_time() +
+                           ucs_time_from_sec(ucp_failover_timeout());
+}
+
+/* Our failover of the lane the peer names by its memory domains: one in
+ * FORWARD (or restoring) that tries to rebuild */
+static ucp_failover_t *
+ucp_failover_find_lane(ucp_ep_h ep, const ucp_failover_rebuild_msg_t *rb)
+{
+    ucp_failover_t *fo, *found = NULL;
+
+    ucs_spin_lock(&ucp_failover_lock);
+    ucs_list_for_each(fo, &ucp_failover_list, list) {
+        if ((fo->ep == ep) && (fo->md_from == rb->dst_md) &&
+            (fo->dst_md_from == rb->md) &&
+            (fo->rebuild.state != UCP_FAILOVER_REBUILD_OFF) &&
+            ((fo->state == UCP_FAILOVER_FORWARD) ||
+             (fo->state == UCP_FAILOVER_RESTORE))) {
+            found = fo;
+            break;
+        }
+    }
+    ucs_spin_unlock(&ucp_failover_lock);
+    return found;
+}
+
+/* The peer asks: connect a new endpoint of ours to its, answer */
+static void ucp_failover_rebuild_asked(ucp_ep_h ep,
+                                       const ucp_failover_msg_t *msg)
+{
+    const ucp_failover_rebuild_msg_t *rb = (const void*)(msg + 1);
+    ucp_failover_rebuild_buf_t answer;
+    ucp_failover_msg_buf_t refusal;
+    ucs_status_t status;
+    ucp_failover_t *fo;
+
+    memset(&answer, 0, sizeof(answer));
+    fo = ucp_failover_find_lane(ep, rb);
+    if ((fo != NULL) && (fo->state == UCP_FAILOVER_FORWARD) &&
+        (fo->rebuild.state == UCP_FAILOVER_REBUILD_ASKED) &&
+        (ep->worker->uuid < rb->uuid)) {
+        return; /* the asks crossed: ours goes on, the peer answers it */
+    }
+
+    if (fo == NULL) {
+        status = UCS_ERR_NO_ELEM;
+    } else if ((fo->state != UCP_FAILOVER_FORWARD) ||
+               (fo->rebuild.state == UCP_FAILOVER_REBUILD_PROBING) ||
+               (fo->rebuild.state == UCP_FAILOVER_REBUILD_PROVEN)) {
+        status = UCS_ERR_BUSY;
+    } else {
+        /* idle, our own ask that loses, or an older try of the peer's */
+        ucp_failover_rebuild_drop(fo);
+        status = ucp_failover_rebuild_ep_create(fo, &answer);
+        if (status == UCS_OK) {
+            status = ucp_failover_rebuild_connect(fo, rb);
+            if (status != UCS_OK) {
+                ucp_failover_rebuild_drop(fo);
+            }
+        }
+    }
+
+    answer.hdr.type      = UCP_FAILOVER_MSG_REBUILD_ANSWER;
+    answer.hdr.status    = (int8_t)status;
+    answer.hdr.dst_ep_id = msg->src_ep_id;
+    answer.hdr.src_ep_id = ucp_ep_local_id(ep);
+    answer.rb.peer_seq   = msg->seq;
+    answer.rb.attempt    = rb->attempt;
+    answer.rb.uuid       = ep->worker->uuid;
+    if (status != UCS_OK) {
+        ucs_debug("ep %p: the peer's lane cannot be connected again here: %s",
+                  ep, ucs_status_string(status));
+        memset(&refusal, 0, sizeof(refusal));
+        answer.hdr.token_length = sizeof(answer.rb);
+        answer.hdr.seq          = (fo != NULL) ? fo->seq : 0;
+        memcpy(&refusal, &answer, sizeof(answer.hdr) + sizeof(answer.rb));
+        ucp_failover_answer_send(ep, (fo != NULL) ? fo->lane : UCP_NULL_LANE,
+                                 &refusal);
+        return;
+    }
+
+    if (ucp_failover_rebuild_send(fo, &answer.hdr) != UCS_OK) {
+        ucp_failover_rebuild_retry(fo, "answer not sent", UCS_ERR_NO_RESOURCE);
+        return;
+    }
+    fo->rebuild.state      = UCP_FAILOVER_REBUILD_ANSWERED;
+    fo->rebuild.failed     = 0;
+    fo->rebuild.attempt    = rb->attempt;
+    fo->rebuild.peer_seq   = msg->seq;
+    fo->rebuild.peer_ep_id = msg->src_ep_id;
+    fo->rebuild.deadline   = ucs_get_time() +
+                             ucs_time_from_sec(ucp_failover_timeout());
+}
+
+static void ucp_failover_probe_completed(uct_completion_t *self)
+{
+    ucp_failover_t *fo = ucs_container_of(self, ucp_failover_t,
+                                          rebuild.probe_comp);
+
+    if (fo->rebuild.state == UCP_FAILOVER_REBUILD_PROBING) {
+        fo->rebuild.probe_done   = 1;
+        fo->rebuild.probe_status = self->status;
+    }
+}
+
+/* The probe's flush: done, under way, or to post again */
+static void ucp_failover_probe_flush(ucp_failover_t *fo)
+{
+    ucs_status_t status;
+
+    fo->rebuild.probe_comp.func   = ucp_failover_probe_completed;
+    fo->rebuild.probe_comp.count  = 1;
+    fo->rebuild.probe_comp.status = UCS_OK;
+    status = uct_ep_flush(fo->rebuild.uct_ep, 0, &fo->rebuild.probe_comp);
+    if (status == UCS_INPROGRESS) {
+        fo->rebuild.flush_posted = 1;
+    } else if (status != UCS_ERR_NO_RESOURCE) {
+        fo->rebuild.flush_posted = 1;
+        fo->rebuild.probe_done   = 1;
+        fo->rebuild.probe_status = status;
+    }
+}
+
+/* The peer answered our ask: connect, probe */
+static void ucp_failover_rebuild_answered(ucp_ep_h ep,
+                                          const ucp_failover_msg_t *msg)
+{
+    const ucp_failover_rebuild_msg_t *rb = (const void*)(msg + 1);
+    ucp_failover_msg_buf_t probe;
+    ucp_failover_t *fo;
+    ucs_status_t status;
+
+    fo = ucp_failover_find(ep, rb->peer_seq);
+    if ((fo == NULL) || (fo->state != UCP_FAILOVER_FORWARD) ||
+        (fo->rebuild.state != UCP_FAILOVER_REBUILD_ASKED) ||
+        (fo->rebuild.attempt != rb->attempt)) {
+        return; /* late: that try ended */
+    }
+
+    if (msg->status != UCS_OK) {
+        ucp_failover_rebuild_retry(fo, "the peer cannot",
+                                   (ucs_status_t)msg->status);
+        return;
+    }
+
+    status = ucp_failover_rebuild_connect(fo, rb);
+    if (status != UCS_OK) {
+        ucp_failover_rebuild_retry(fo, "connect", status);
+        return;
+    }
+
+    memset(&probe, 0, sizeof(probe));
+    probe.hdr.type      = UCP_FAILOVER_MSG_REBUILD_PROBE;
+    probe.hdr.seq       = fo->seq;
+    probe.hdr.dst_ep_id = msg->src_ep_id;
+    probe.hdr.src_ep_id = ucp_ep_local_id(ep);
+    status              = ucp_failover_msg_post(fo->rebuild.uct_ep,
+                                                &probe.hdr);
+    if (status != UCS_OK) {
+        ucp_failover_rebuild_retry(fo, "probe not sent", status);
+        return;
+    }
+
+    fo->rebuild.state        = UCP_FAILOVER_REBUILD_PROBING;
+    fo->rebuild.peer_seq     = msg->seq;
+    fo->rebuild.peer_ep_id   = msg->src_ep_id;
+    fo->rebuild.flush_posted = 0;
+    fo->rebuild.probe_done   = 0;
+    fo->rebuild.deadline     = ucs_get_time() +
+                               ucs_time_from_sec(ucp_failover_timeout());
+    ucp_failover_probe_flush(fo);
+}
+
+/* Requests of the failed lane that wait on the other lane's endpoint (the
+ * proxy queued them there) come back to the hold, in order; the other
+ * lane's own go back to it */
+typedef struct {
+    ucp_failover_t          *fo;
+    ucs_queue_head_t        others;
+} ucp_failover_split_t;
+
+static void ucp_failover_split_cb(uct_pending_req_t *self, void *arg)
+{
+    ucp_failover_split_t *split = arg;
+    ucp_request_t *req          = ucs_container_of(self, ucp_request_t,
+                                                   send.uct);
+
+    if (req->send.lane == split->fo->lane) {
+        ucp_failover_hold_pending_add(&split->fo->hold_ep, self, 0);
+    } else {
+        ucs_queue_push(&split->others, (ucs_queue_elem_t*)&self->priv);
+    }
+}
+
+/* The new connection is proven: hold the lane's traffic, mark the end of
+ * what it sent on the other lane */
+static void ucp_failover_restore_start(ucp_failover_t *fo)
+{
+    ucp_failover_split_t split;
+
+    split.fo = fo;
+    ucs_queue_head_init(&split.others);
+    uct_ep_pending_purge(ucp_failover_sub_ep(fo), ucp_failover_split_cb,
+                         &split);
+    /* the proxy owns the hold again: the endpoint's end ends the failover
+     * as in QUERY (ucp_failover_ep_cleanup) */
+    ucp_proxy_ep_set_uct_ep(ucs_derived_of(fo->proxy, ucp_proxy_ep_t),
+                            &fo->hold_ep, 1,
+                            ucp_ep_get_rsc_index(fo->ep, fo->lane));
+    fo->state               = UCP_FAILOVER_RESTORE;
+    fo->held_count          = 0;
+    fo->rebuild.mark_sent   = 0;
+    fo->rebuild.marked      = 0;
+    fo->rebuild.deadline    = ucs_get_time() +
+                              ucs_time_from_sec(ucp_failover_timeout());
+    ucp_wireup_replay_pending_requests(fo->ep, &split.others);
+    ucs_diag("ep %p: lane %u (%s) is connected again (try %u): holding its "
+             "traffic until the peer took what it sent on lane %u", fo->ep,
+             fo->lane, ucp_ep_get_tl_rsc(fo->ep, fo->lane)->dev_name,
+             fo->rebuild.tries, fo->sub_lane);
+}
+
+/* The held requests, out of the hold, in order */
+static void ucp_failover_held_extract(ucp_failover_t *fo,
+                                      ucs_queue_head_t *held)
+{
+    uct_pending_req_t *req;
+
+    ucs_queue_head_init(held);
+    ucs_queue_for_each_extract(req, &fo->held, priv, 1) {
+        ucp_worker_flush_ops_count_dec(fo->ep->worker);
+        ucs_queue_push(held, (ucs_queue_elem_t*)req->priv);
+    }
+}
+
+/* The restore cannot finish: the lane forwards to the other lane again.
+ * Its new endpoint is kept (stale_ep): the peer, confirmed, may have put
+ * its half on the lane already. */
+static void ucp_failover_restore_revert(ucp_failover_t *fo, const char *why,
+                                        ucs_status_t status)
+{
+    ucs_queue_head_t held;
+
+    if (fo->rebuild.stale_ep != NULL) {
+        uct_ep_destroy(fo->rebuild.stale_ep);
+    }
+    fo->rebuild.stale_ep = fo->rebuild.uct_ep;
+    fo->rebuild.uct_ep   = NULL;
+
+    ucp_proxy_ep_set_uct_ep(ucs_derived_of(fo->proxy, ucp_proxy_ep_t),
+                            ucp_failover_target_ep(fo), 0,
+                            ucp_ep_get_rsc_index(fo->ep, fo->sub_lane));
+    fo->state = UCP_FAILOVER_FORWARD;
+    ucp_failover_held_extract(fo, &held);
+    ucp_failover_rebuild_retry(fo, why, status);
+    ucp_wireup_replay_pending_requests(fo->ep, &held);
+}
+
+static void ucp_failover_restore_report(ucp_failover_t *fo)
+{
+    ucp_ep_h ep = fo->ep;
+    double ms   = ucs_time_to_msec(ucs_get_time() - fo->rebuild.t_forward);
+    FILE *file;
+
+    if (fo->report != NULL) {
+        file = fopen(fo->report, "a");
+        if (file == NULL) {
+            ucs_warn("UCP lane failover: cannot open %s: %m", fo->report);
+        } else {
+            fprintf(file, "{\"event\":\"lane_restored\",\"pid\":%d,"
+                    "\"ep\":\"%p\",\"lane\":%u,\"on\":\"%s\","
+                    "\"from_lane\":%u,\"tries\":%u,\"held\":%u,"
+                    "\"moved_to_restored_ms\":%.1f}\n", getpid(), ep,
+                    fo->lane, ucp_ep_get_tl_rsc(ep, fo->lane)->dev_name,
+                    fo->sub_lane, fo->rebuild.tries, fo->held_count, ms);
+            fclose(file);
+        }
+    }
+    ucs_info("ep %p: lane %u (%s) connected again and carries its traffic "
+             "again, %.1f ms after it moved to lane %u (%u tries)", ep,
+             fo->lane, ucp_ep_get_tl_rsc(ep, fo->lane)->dev_name, ms,
+             fo->sub_lane, fo->rebuild.tries);
+}
+
+/* The peer took everything the lane sent on the other lane: the lane gets
+ * its new endpoint, the held requests go to it, the failover ends */
+static void ucp_failover_restore_finish(ucp_failover_t *fo)
+{
+    ucp_ep_h ep = fo->ep;
+    ucs_queue_head_t held;
+
+    ucp_failover_unlist(fo);
+    ucp_failover_held_extract(fo, &held);
+    ep->uct_eps[fo->lane] = fo->rebuild.uct_ep;
+    fo->rebuild.uct_ep    = NULL;
+    ucp_proxy_ep_set_uct_ep(ucs_derived_of(fo->proxy, ucp_proxy_ep_t), NULL,
+                            0, UCP_NULL_RESOURCE);
+    uct_ep_destroy(fo->proxy);
+    ucp_failover_restore_report(fo);
+    uct_ep_destroy(fo->failed_ep);
+    ucp_failover_free(fo);
+    ucp_wireup_replay_pending_requests(ep, &held);
+}
+
+/* FORWARD: the next step of the rebuild */
+static void ucp_failover_rebuild_progress(ucp_failover_t *fo)
+{
+    ucs_time_t now = ucs_get_time();
+    ucp_failover_rebuild_buf_t confirm;
+    ucs_status_t status;
+
+    switch (fo->rebuild.state) {
+    case UCP_FAILOVER_REBUILD_IDLE:
+        if (now >= fo->rebuild.next) {
+            ucp_failover_rebuild_ask(fo);
+        }
+        break;
+    case UCP_FAILOVER_REBUILD_ASKED:
+    case UCP_FAILOVER_REBUILD_ANSWERED:
+        if (fo->rebuild.failed) {
+            ucp_failover_rebuild_retry(fo, "the new endpoint failed",
+                                       UCS_ERR_ENDPOINT_TIMEOUT);
+        } else if (now > fo->rebuild.deadline) {
+            ucp_failover_rebuild_retry(fo, "no word from the peer",
+                                       UCS_ERR_TIMED_OUT);
+        }
+        break;
+    case UCP_FAILOVER_REBUILD_PROBING:
+        /* first the endpoint's failure: its error handler runs before the
+         * flush completes, and a flush completes with UCS_OK even when the
+         * endpoint failed (as in rc_verbs) */
+        if (fo->rebuild.failed) {
+            ucp_failover_rebuild_retry(fo, "the probe did not come through",
+                                       UCS_ERR_ENDPOINT_TIMEOUT);
+            break;
+        }
+        if (!fo->rebuild.flush_posted) {
+            ucp_failover_probe_flush(fo);
+        }
+        if (fo->rebuild.probe_done) {
+            if (fo->rebuild.probe_status == UCS_OK) {
+                fo->rebuild.state = UCP_FAILOVER_REBUILD_PROVEN;
+            } else {
+                ucp_failover_rebuild_retry(fo, "the probe failed",
+                                           fo->rebuild.probe_status);
+            }
+        } else if (now > fo->rebuild.deadline) {
+            ucp_failover_rebuild_retry(fo, "the probe did not come through",
+                                       UCS_ERR_TIMED_OUT);
+        }
+        break;
+    case UCP_FAILOVER_REBUILD_PROVEN:
+        memset(&confirm, 0, sizeof(confirm));
+        confirm.hdr.type         = UCP_FAILOVER_MSG_REBUILD_CONFIRM;
+        confirm.hdr.token_length = sizeof(confirm.rb);
+        confirm.hdr.seq          = fo->seq;
+        confirm.hdr.dst_ep_id    = fo->rebuild.peer_ep_id;
+        confirm.hdr.src_ep_id    = ucp_ep_local_id(fo->ep);
+        confirm.rb.uuid          = fo->ep->worker->uuid;
+        confirm.rb.peer_seq      = fo->rebuild.peer_seq;
+        confirm.rb.attempt       = fo->rebuild.attempt;
+        status = ucp_failover_rebuild_send(fo, &confirm.hdr);
+        if (status == UCS_OK) {
+            ucp_failover_restore_start(fo);
+        } else if ((status != UCS_ERR_NO_RESOURCE) ||
+                   (now > fo->rebuild.deadline)) {
+            ucp_failover_rebuild_retry(fo, "confirmation not sent", status);
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+/* RESTORE: the marker, the peer's answer. Returns 1 if fo is gone. */
+static int ucp_failover_restore_progress(ucp_failover_t *fo)
+{
+    ucp_failover_msg_buf_t mark;
+    ucs_status_t status;
+
+    if (fo->rebuild.marked) {
+        ucp_failover_restore_finish(fo);
+        return 1;
+    }
+    if (fo->rebuild.failed) {
+        ucp_failover_restore_revert(fo, "the new endpoint failed",
+                                    UCS_ERR_ENDPOINT_TIMEOUT);
+        return 0;
+    }
+    if (!fo->rebuild.mark_sent) {
+        memset(&mark, 0, sizeof(mark));
+        mark.hdr.type      = UCP_FAILOVER_MSG_RESTORE_MARK;
+        mark.hdr.seq       = fo->seq;
+        mark.hdr.dst_ep_id = ucp_ep_remote_id(fo->ep);
+        mark.hdr.src_ep_id = ucp_ep_local_id(fo->ep);
+        /* on the endpoint that carried the lane's traffic, behind it */
+        status = ucp_failover_msg_post(ucp_failover_sub_ep(fo), &mark.hdr);
+        if (status == UCS_OK) {
+            fo->rebuild.mark_sent = 1;
+        } else if (status != UCS_ERR_NO_RESOURCE) {
+            ucp_failover_restore_revert(fo, "marker not sent", status);
+            return 0;
+        }
+    }
+    if (ucs_get_time() > fo->rebuild.deadline) {
+        ucp_failover_restore_revert(fo, "the peer did not take the marker",
+                                    UCS_ERR_TIMED_OUT);
+    }
+    return 0;
+}
+
+/* The rebuild messages other than the ask */
+static void ucp_failover_rebuild_msg(ucp_worker_h worker,
+                                     const ucp_failover_msg_t *msg)
+{
+    const ucp_failover_rebuild_msg_t *rb = (const void*)(msg + 1);
+    ucp_failover_msg_buf_t marked;
+    ucp_failover_t *fo;
+    ucp_ep_h ep;
+
+    UCP_WORKER_GET_VALID_EP_BY_ID(&ep, worker, msg->dst_ep_id, return,
+                                  "failover rebuild");
+    switch (msg->type) {
+    case UCP_FAILOVER_MSG_REBUILD_ASK:
+        if (msg->token_length < sizeof(*rb) + rb->dev_addr_length +
+                                rb->ep_addr_length) {
+            break;
+        }
+        ucp_failover_rebuild_asked(ep, msg);
+        break;
+    case UCP_FAILOVER_MSG_REBUILD_ANSWER:
+        if ((msg->token_length < sizeof(*rb)) ||
+            ((msg->status == UCS_OK) &&
+             (msg->token_length < sizeof(*rb) + rb->dev_addr_length +
+                                  rb->ep_addr_length))) {
+            break;
+        }
+        ucp_failover_rebuild_answered(ep, msg);
+        break;
+    case UCP_FAILOVER_MSG_REBUILD_CONFIRM:
+        if (msg->token_length < sizeof(*rb)) {
+            break;
+        }
+        fo = ucp_failover_find(ep, rb->peer_seq);
+        if ((fo != NULL) && (fo->state == UCP_FAILOVER_FORWARD) &&
+            (fo->rebuild.state == UCP_FAILOVER_REBUILD_ANSWERED) &&
+            (fo->rebuild.attempt == rb->attempt)) {
+            ucp_failover_restore_start(fo);
+        }
+        break;
+    case UCP_FAILOVER_MSG_RESTORE_MARK:
+        /* everything the peer's lane sent before it on this lane is
+         * processed: say so */
+        memset(&marked, 0, sizeof(marked));
+        marked.hdr.type      = UCP_FAILOVER_MSG_RESTORE_MARKED;
+        marked.hdr.seq       = msg->seq;
+        marked.hdr.dst_ep_id = msg->src_ep_id;
+        marked.hdr.src_ep_id = ucp_ep_local_id(ep);
+        ucp_failover_answer_send(ep, UCP_NULL_LANE, &marked);
+        break;
+    case UCP_FAILOVER_MSG_RESTORE_MARKED:
+        fo = ucp_failover_find(ep, msg->seq);
+        if ((fo != NULL) && (fo->state == UCP_FAILOVER_RESTORE)) {
+            fo->rebuild.marked = 1; /* the progress finishes */
+        }
+        break;
+    default: /* REBUILD_PROBE: it came, which is all it is for */
+        break;
+    }
+}
+
+int ucp_failover_unowned_ep_failed(ucp_worker_h worker, uct_ep_h uct_ep,
+                                   ucs_status_t status)
+{
+    ucp_failover_t *fo;
+    int ours = 0;
+
+    ucs_spin_lock(&ucp_failover_lock);
+    ucs_list_for_each(fo, &ucp_failover_list, list) {
+        if ((fo->ep->worker == worker) && (fo->rebuild.stale_ep == uct_ep)) {
+            ours = 1; /* failed before: nothing more to do */
+            break;
+        }
+        if ((fo->ep->worker == worker) && (fo->rebuild.uct_ep == uct_ep)) {
+            /* not destroyed here, in its own error handler: the progress
+             * ends the try */
+            fo->rebuild.failed = 1;
+            ours               = 1;
+            break;
+        }
+    }
+    ucs_spin_unlock(&ucp_failover_lock);
+    if (ours) {
+        ucs_debug("ep %p: lane %u's new endpoint %p failed (%s, rebuild %s)",
+                  fo->ep, fo->lane, uct_ep, ucs_status_string(status),
+                  ucp_failover_rebuild_state_names[fo->rebuild.state]);
+    }
+    return ours;
 }
 
 static unsigned ucp_failover_progress(void *arg)
@@ -1574,6 +2395,12 @@ static unsigned ucp_failover_progress(void *arg)
         } else if (status != UCS_ERR_NO_RESOURCE) {
             ucp_failover_abort(fo, status);
         }
+        break;
+    case UCP_FAILOVER_FORWARD:
+        ucp_failover_rebuild_progress(fo);
+        break;
+    case UCP_FAILOVER_RESTORE:
+        ucp_failover_restore_progress(fo); /* may free fo */
         break;
     default:
         break;
@@ -1650,6 +2477,8 @@ static ucs_status_t ucp_failover_am_handler(void *arg, void *data,
         ucp_failover_answer(worker, msg);
     } else if (msg->type == UCP_FAILOVER_MSG_REPLY) {
         ucp_failover_replied(worker, msg);
+    } else if (msg->type <= UCP_FAILOVER_MSG_RESTORE_MARKED) {
+        ucp_failover_rebuild_msg(worker, msg);
     }
     UCS_ASYNC_UNBLOCK(&worker->async);
     return UCS_OK;
@@ -1662,8 +2491,10 @@ static void ucp_failover_am_dump(ucp_worker_h worker,
 {
     const ucp_failover_msg_t *msg = data;
 
-    snprintf(buffer, max, "FAILOVER %s seq %u ep 0x%" PRIx64 " token %u",
-             (msg->type == UCP_FAILOVER_MSG_QUERY) ? "QUERY" : "REPLY",
+    snprintf(buffer, max, "FAILOVER %s seq %u ep 0x%" PRIx64 " length %u",
+             ((msg->type >= UCP_FAILOVER_MSG_QUERY) &&
+              (msg->type <= UCP_FAILOVER_MSG_RESTORE_MARKED)) ?
+             ucp_failover_msg_names[msg->type] : "?",
              msg->seq, msg->dst_ep_id, msg->token_length);
 }
 
@@ -1844,6 +2675,9 @@ ucs_status_t ucp_failover_lane_failed(ucp_ep_h ep, ucp_lane_index_t lane,
     fo->t_failed        = ucs_get_time();
     fo->deadline        = fo->t_failed + ucs_time_from_sec(config.timeout);
     fo->prog_id         = UCS_CALLBACKQ_ID_NULL;
+    fo->rebuild.base    = ucs_time_from_sec(config.rebuild_interval);
+    fo->rebuild.state   = (fo->rebuild.base == 0) ?
+                          UCP_FAILOVER_REBUILD_OFF : UCP_FAILOVER_REBUILD_IDLE;
     ucs_queue_head_init(&fo->held);
     ucs_queue_head_init(&fo->replay);
     ucs_config_parser_release_opts(&config, ucp_failover_config_table);
@@ -1911,7 +2745,6 @@ void ucp_failover_ep_cleanup(ucp_ep_h ep)
          * the caller's */
         ep->uct_eps[fo->lane] = fo->failed_ep;
         uct_ep_destroy(fo->proxy);
-        ucs_free(fo->report);
-        ucs_free(fo);
+        ucp_failover_free(fo);
     }
 }

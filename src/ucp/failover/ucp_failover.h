@@ -28,6 +28,16 @@ ucs_status_t ucp_failover_lane_failed(ucp_ep_h ep, ucp_lane_index_t lane,
                                       uct_ep_h uct_ep, ucs_status_t status);
 
 /*
+ * A transport endpoint of the worker failed that is on none of its
+ * endpoints' lanes. If it is one the failover made to connect a failed lane
+ * again (UCX_UCP_FAILOVER_REBUILD_INTERVAL), the failover takes the failure
+ * (that try ends) and this returns 1; otherwise 0, and UCP reports it as
+ * before.
+ */
+int ucp_failover_unowned_ep_failed(ucp_worker_h worker, uct_ep_h uct_ep,
+                                   ucs_status_t status);
+
+/*
  * The endpoint's lanes are about to be discarded or destroyed
  * (ucp_ep_set_lanes_failed): a failover of the endpoint ends here, and each
  * lane it moved gets back its own failed transport endpoint, which the

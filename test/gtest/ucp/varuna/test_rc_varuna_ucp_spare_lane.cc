@@ -10,6 +10,7 @@
 
 extern "C" {
 #include <ucp/core/ucp_ep.inl>
+#include <ucp/core/ucp_proxy_ep.h>
 #include <ucp/core/ucp_worker.h>
 }
 
@@ -31,6 +32,10 @@ extern "C" {
  * Variant no_spare (SPARE_LANE=n, peer error handling): one lane, and the
  * same failure ends the endpoint (the error callback): what the spare
  * changes.
+ *
+ * The lane failover tries to connect a moved lane again every
+ * UCX_UCP_FAILOVER_REBUILD_INTERVAL, here 100 ms: in every case below that
+ * keeps the ports down until the end, those tries fail while the test runs.
  */
 class test_rc_varuna_ucp_spare_lane : public ucp_test {
 public:
@@ -52,6 +57,8 @@ public:
                                                "auto"));
         m_env.push_back(new ucs::scoped_setenv("UCX_UCP_FAILOVER_SPARE_LANE",
                                                spare() ? "y" : "n"));
+        m_env.push_back(new ucs::scoped_setenv(
+                "UCX_UCP_FAILOVER_REBUILD_INTERVAL", "100ms"));
     }
 
     static void get_test_variants(std::vector<ucp_test_variant> &variants)
@@ -252,18 +259,17 @@ protected:
         return strtoul(dev.substr(dev.find(':') + 1).c_str(), NULL, 10);
     }
 
-    /* the lane carrying the memory access loses its primary path (both:
-     * and its standby's), with rounds in flight before and after */
-    std::vector<ucs_status_t> fail_rma_lane(ucs_time_t deadline, bool both)
+    /* NUM_OPS rounds on a zeroed target, results not yet written; after
+     * the first third, the given port of softib0 goes down (both: and the
+     * same port of softib1, the standby's) */
+    std::vector<ucs_status_t> rounds_through(ucs_time_t deadline,
+                                             unsigned port, bool both)
     {
-        unsigned port;
-
-        /* wired up: the lanes are rc_varuna's endpoints, not wireup's */
-        flush_workers();
-        port = rma_port();
-        map_target();
-        m_one   = 1;
-        m_one32 = 1;
+        std::fill(m_target.begin(), m_target.end(), 0);
+        for (unsigned i = 0; i < NUM_OPS; ++i) {
+            m_fadd_result[i]   = UINT64_MAX;
+            m_fadd32_result[i] = UINT32_MAX;
+        }
         for (unsigned i = 0; i < NUM_OPS / 3; ++i) {
             post_round(i);
         }
@@ -278,6 +284,29 @@ protected:
             post_round(i);
         }
         return wait_all(deadline);
+    }
+
+    /* the lane carrying the memory access loses its primary path (both:
+     * and its standby's), with rounds in flight before and after */
+    std::vector<ucs_status_t> fail_rma_lane(ucs_time_t deadline, bool both)
+    {
+        /* wired up: the lanes are rc_varuna's endpoints, not wireup's */
+        flush_workers();
+        map_target();
+        m_one   = 1;
+        m_one32 = 1;
+        return rounds_through(deadline, rma_port(), both);
+    }
+
+    /* lanes of the endpoint whose traffic the lane failover moved */
+    static unsigned moved_lanes(ucp_ep_h ep)
+    {
+        unsigned moved = 0;
+
+        for (ucp_lane_index_t lane = 0; lane < ucp_ep_num_lanes(ep); ++lane) {
+            moved += ucp_proxy_ep_test(ep->uct_eps[lane]) ? 1 : 0;
+        }
+        return moved;
     }
 
     size_t                  m_err_count;
@@ -348,6 +377,73 @@ UCS_TEST_P(test_rc_varuna_ucp_spare_lane, one_path_dies)
 
     expect_all_done(fail_rma_lane(deadline, false));
     verify_exactly_once();
+    EXPECT_EQ(0u, m_err_count);
+}
+
+/*
+ * The full cycle: both paths of the lane die (the traffic moves to the
+ * spare lane); while they are down, tries to connect the lane again fail
+ * and change nothing; they come back, and the lane is connected again on
+ * its own ports on both sides (its traffic goes back to it). Twice: the
+ * lane connected again fails over like the first. Then both paths of the
+ * spare lane die, and its part moves to the lane. Each time every put
+ * lands once, every fetch-add runs once, no request fails, no endpoint
+ * error.
+ */
+UCS_TEST_P(test_rc_varuna_ucp_spare_lane, full_cycle)
+{
+    ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(60);
+    unsigned port, other;
+    ucs_time_t until;
+
+    if (!spare()) {
+        UCS_TEST_SKIP_R("one lane: the first double failure ends it");
+    }
+
+    flush_workers();
+    port  = rma_port();
+    other = 3 - port;
+    map_target();
+    m_one   = 1;
+    m_one32 = 1;
+
+    for (int cycle = 0; cycle < 2; ++cycle) {
+        expect_all_done(rounds_through(deadline, port, true));
+        verify_exactly_once();
+        EXPECT_EQ(1u, moved_lanes(sender().ep())) << "the lane did not move";
+
+        /* tries while the ports are down: at 100 ms, then 200 and 400 */
+        until = ucs_get_time() + ucs_time_from_msec(800);
+        while (ucs_get_time() < until) {
+            progress();
+        }
+        EXPECT_EQ(1u, moved_lanes(sender().ep()))
+                << "the lane went back while its ports were down";
+
+        UCS_TEST_MESSAGE << "softib0:" << port << " and softib1:" << port
+                         << " up again";
+        m_softib.link("softib0", port, true);
+        m_softib.link("softib1", port, true);
+        while (((moved_lanes(sender().ep()) != 0) ||
+                (moved_lanes(receiver().ep()) != 0)) &&
+               (ucs_get_time() < deadline)) {
+            progress();
+        }
+        ASSERT_EQ(0u, moved_lanes(sender().ep()))
+                << "the lane was not connected again";
+        ASSERT_EQ(0u, moved_lanes(receiver().ep()))
+                << "the peer's lane was not connected again";
+        EXPECT_EQ("softib0:" + ucs::to_string(port),
+                  rma_devices(sender().ep()).at(0));
+    }
+
+    expect_all_done(rounds_through(deadline, other, true));
+    verify_exactly_once();
+    while ((moved_lanes(sender().ep()) == 0) && (ucs_get_time() < deadline)) {
+        progress();
+    }
+    EXPECT_EQ(1u, moved_lanes(sender().ep()))
+            << "the spare lane did not move";
     EXPECT_EQ(0u, m_err_count);
 }
 
