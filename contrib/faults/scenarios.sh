@@ -49,6 +49,13 @@
 #                  lane failover moves pml ucx's and osc ucx's traffic
 #                  (issues 32 and 35); a lane_failover report from every
 #                  rank
+#   shmem-double:N[:P]  N runs of test/mpi/shmem_failover (OpenSHMEM,
+#                  Debian's oshrun and spml ucx, P PEs, default 2) over two
+#                  device pairs as mpi-double: its RMA-only endpoints get
+#                  UCP's spare lane, and both paths of the first lane die
+#                  mid-run (PE 0 asks, the fault is put in place, PE 0 goes
+#                  on): every counter, fetch result and put right, and a
+#                  lane_failover report from every PE (issue 32)
 #   wakeup         wakeup-A and wakeup-loss-B: down-A, loss-B with both
 #                  sides in UCP's wakeup mode (they sleep on the worker's
 #                  event fd whenever progress finds nothing; issue 11), for
@@ -75,11 +82,12 @@
 #                  softib cycles:10:64 loss-A:64
 #   long           links down-A down-B loss-A loss-B blanket cycles:20
 #                  cycles:10:64 down-A:64 loss-A:64 loss-B:64 mpi:10 mpi:4:4
-#                  mpi-double:5 lane lane-peer-killed
+#                  mpi-double:5 shmem-double:3 lane lane-peer-killed
 #
 # Needs RC_VARUNA_PREFIX (our build/prefix; on rxe visible in the guest: not
 # under the host's /tmp, /run or /dev/shm), and for mpi:N RC_VARUNA_MPI_PROG (the
-# bidir_failover binary; contrib/faults/run builds it).
+# bidir_failover binary; contrib/faults/run builds it), for shmem-double
+# RC_VARUNA_SHMEM_PROG (shmem_failover, built the same way).
 #
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -1142,6 +1150,106 @@ sc_mpi_double()
 }
 
 
+# One OpenSHMEM run with a fault from outside: sc_shmem_run N PES ACTION HEAL
+sc_shmem_run()
+{
+    local n=$1 pes=$2 action=$3 heal=$4 fault=$sc_tmp/shmem-fault pid rc
+    local reports ok_lines missing p pids verdict why iters=3000
+
+    SC_NAME=shmem$pes-double-$n
+    SC_DIR=$SC_LOGS/$SC_NAME
+    rm -rf "$SC_DIR" "$fault" "$fault.applied"
+    mkdir -p "$SC_DIR"
+    : >"$SC_DIR/report.json"
+    SC_T0=$(sc_us)
+    UCX_RC_VARUNA_REPORT=$SC_DIR/report.json \
+        UCX_UCP_FAILOVER_REPORT=$SC_DIR/report.json \
+        timeout -k 5 "$SC_LIMIT" stdbuf -oL oshrun --allow-run-as-root \
+        --oversubscribe -np $pes --mca spml ucx --mca pml ucx \
+        --mca osc ucx --mca btl self --mca opal_common_ucx_tls any \
+        --mca opal_common_ucx_devices any \
+        $sc_tmp/mpi-rank "$RC_VARUNA_SHMEM_PROG" -i $iters \
+        -f $((iters / 3)) -F "$fault" >"$SC_DIR/out.log" 2>&1 </dev/null &
+    pid=$!
+    while kill -0 $pid 2>/dev/null && [[ ! -e $fault ]]; do
+        fsleep 0.02
+    done
+    if [[ -e $fault ]]; then
+        sc_event "fault: $action (PE 0 asked, $(sc_age_ms "$fault") ms ago)"
+        eval "$action"
+        : >"$fault.applied"
+    else
+        sc_info "$SC_NAME: the job ended before asking for the fault"
+    fi
+    wait $pid
+    rc=$?
+    eval "$heal"
+    SC_SECS=$(sc_secs $(($(sc_us) - SC_T0)))
+
+    # as test/mpi/shmem.sh --double judges on softib: exit 0, one OK line
+    # per PE and the closing OK (counters, fetch results 0..N-1 in order,
+    # every put read back, no barrier ended early), a lane failover from
+    # every PE
+    reports=$(sc_count "$SC_DIR/report.json" '"event":"lane_failover"')
+    ok_lines=$(grep -c '^pe [0-9]*: OK' "$SC_DIR/out.log")
+    missing=0
+    pids=$(sed -n -E 's/.*"event":"lane_failover","pid":([0-9]+),.*/\1/p' \
+           "$SC_DIR/report.json" | sort -u | wc -l)
+    ((pids < pes)) && missing=$((pes - pids))
+    if ((rc == 124 || rc == 137)); then
+        verdict="HANG (killed after $SC_LIMIT s)"
+    elif ((rc != 0)) || ! grep -q '^shmem_failover: OK' "$SC_DIR/out.log"
+    then
+        why=$(grep -m1 -o -E '[A-Za-z ]+, no path left to the peer|Assertion .*|UCX  ERROR .*|pe [0-9]+: WRONG.*' \
+              "$SC_DIR/out.log" | cut -c1-120)
+        verdict="WRONG (exit $rc${why:+: $why})"
+    elif ((ok_lines != pes)); then
+        verdict="WRONG: $ok_lines OK lines of $pes PEs"
+    elif ((missing > 0)); then
+        verdict="WRONG: $missing of $pes PEs without a lane failover"
+    else
+        verdict=OK
+    fi
+    sc_reports
+    if [[ $verdict == OK ]]; then
+        sc_ok "$SC_NAME ($action): correct through the fault; $reports" \
+              "lane failovers ($SC_SECS s)"
+        return 0
+    fi
+    sc_bad "$SC_NAME ($action): $verdict (logs: $SC_DIR)"
+    grep -v '^pe .*: OK' "$SC_DIR/out.log" | tail -n 6 | cut -c1-220 |
+        sed 's/^/   /'
+    return 1
+}
+
+# N OpenSHMEM runs of P PEs over two device pairs (as mpi-double): the
+# endpoints of spml ucx need only memory access and atomics, so each has
+# one lane and UCP's spare lane on the other pair; both paths of the first
+# die mid-run (links 1 and 2 down on A's side).
+sc_shmem_double()
+{
+    local n=$1 pes=$2 i ok=0
+    local SC_A_NET SC_A_STANDBY SC_B_NET SC_B_STANDBY
+    [[ -n ${RC_VARUNA_SHMEM_PROG:-} && -x $RC_VARUNA_SHMEM_PROG ]] || {
+        sc_bad "shmem-double: no shmem_failover (RC_VARUNA_SHMEM_PROG=${RC_VARUNA_SHMEM_PROG:-})"
+        return 1
+    }
+    command -v oshrun >/dev/null || { sc_bad "shmem-double: no oshrun"; return 1; }
+    sc_two_lanes || return 1
+    SC_LIMIT=300
+    sc_mpi_wrapper
+    sc_mark "shmem-double: $n runs of shmem_failover, $pes PEs, two device" \
+            "pairs (links 1+2, 3+4); mid-run links 1 and 2 down"
+    for ((i = 1; i <= n; i++)); do
+        sc_shmem_run $i $pes "link_down 1 A; link_down 2 A" \
+            "link_heal 1; link_heal 2" && ok=$((ok + 1))
+        backend_link_active 1 && backend_link_active 2 ||
+            sc_info "shmem-double: links 1 and 2 not ACTIVE again after run $i"
+    done
+    sc_info "shmem-double: $n runs of $pes PEs: $ok correct, $((n - ok)) not"
+}
+
+
 # The aux UD lane's QP in the error state is reset, not fatal (issue 9,
 # contrib/ucx-patches/0004-*): our gtest case test_rc_varuna_ud_aux in UCX's
 # gtest binary, on every port of the backend. On softib make check runs it
@@ -1181,7 +1289,7 @@ if [[ -z $list || $list == short ]]; then
     [[ $SC_BACKEND == softib ]] && list+=" cycles:10:64 loss-A:64"
 fi
 [[ $list == long ]] &&
-    list="links down-A down-B loss-A loss-B blanket cycles:20 cycles:10:64 down-A:64 loss-A:64 loss-B:64 mpi:10 mpi:4:4 mpi-double:5 lane lane-peer-killed"
+    list="links down-A down-B loss-A loss-B blanket cycles:20 cycles:10:64 down-A:64 loss-A:64 loss-B:64 mpi:10 mpi:4:4 mpi-double:5 shmem-double:3 lane lane-peer-killed"
 for sc in $list; do
     SC_CURRENT=$sc
     case $sc in
@@ -1223,6 +1331,8 @@ for sc in $list; do
     mpi:*)    sc_mpi ${sc#mpi:} 2 ;;
     mpi-double:*:*) sc=${sc#mpi-double:}; sc_mpi_double ${sc%:*} ${sc#*:} ;;
     mpi-double:*)   sc_mpi_double ${sc#mpi-double:} 2 ;;
+    shmem-double:*:*) sc=${sc#shmem-double:}; sc_shmem_double ${sc%:*} ${sc#*:} ;;
+    shmem-double:*) sc_shmem_double ${sc#shmem-double:} 2 ;;
     *)        sc_bad "unknown scenario '$sc'" ;;
     esac
 done

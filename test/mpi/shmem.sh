@@ -13,6 +13,7 @@
 #                          [--double] [-L MS] [--recovery varuna|blanket]
 #                          [--expect ok|again]
 #                          [-x VAR=VALUE]... [--name NAME]
+#        test/mpi/shmem.sh --build   only build the program; print its path
 #   -n   PEs (2)      -i   iterations (2000)     -t   timeout: HANG (60)
 #   --no-fail    the link stays up (no failover reports expected)
 #   --double     UCX_NET_DEVICES=softib0:1,softib0:2 (their standbys on
@@ -54,7 +55,7 @@ set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 pes=2 iters=2000 tmo=60 fail=1 recovery=varuna expect=ok name= extra_env=()
-loss_ms=0
+loss_ms=0 build_only=0
 double=0 devices=softib0:1
 usage()
 {
@@ -62,7 +63,8 @@ usage()
     exit 2
 }
 while (($#)); do
-    [[ $1 == --no-fail || $1 == --double || $# -ge 2 ]] || usage
+    [[ $1 == --no-fail || $1 == --double || $1 == --build || $# -ge 2 ]] ||
+        usage
     case $1 in
     -n) pes=$2; shift ;;
     -i) iters=$2; shift ;;
@@ -70,6 +72,7 @@ while (($#)); do
     -L) loss_ms=$2; shift ;;
     --no-fail) fail=0 ;;
     --double) double=1 devices=softib0:1,softib0:2 ;;
+    --build) build_only=1 ;;
     --recovery) recovery=$2; shift ;;
     --expect) expect=$2; shift ;;
     --name) name=$2; shift ;;
@@ -85,6 +88,10 @@ done
 
 mpi_setup oshcc oshrun
 prog=$(mpi_build oshcc shmem_failover) || exit 1
+if ((build_only)); then
+    echo "$prog"
+    exit 0
+fi
 
 [[ -n $name ]] ||
     name=n$pes-$recovery$( ((fail)) || echo -nofail)$( ((double)) && echo -double)$( ((loss_ms)) && echo -L$loss_ms)

@@ -22,8 +22,13 @@
  * (blanket recovery's duplicate; an add lost would also leave the final
  * counter short, while here it comes out right).
  *
+ * With -F FILE (a fault put in place from outside, as on the real stack in
+ * the rxe VM), PE 0 creates FILE at FAIL_AT instead and waits (up to
+ * SF_FAULT_WAIT_S) for FILE.applied before its next operation; the other
+ * PEs go on meanwhile, their operations to PE 0 in flight when it comes.
+ *
  * Usage: shmem_failover [-i ITERATIONS] [-f FAIL_AT|-1] [-d DEV:PORT]
- *                       [-n WORDS] [-L MS]
+ *                       [-n WORDS] [-L MS] [-F FILE]
  * Prints "pe N: OK ..." or "pe N: WRONG ..." per PE, and
  * "shmem_failover: OK" from PE 0 when all are right; exits 1 if not.
  */
@@ -37,8 +42,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SF_MAX_WORDS   512
-#define SF_CHECK_EVERY 100
+#define SF_MAX_WORDS    512
+#define SF_CHECK_EVERY  100
+#define SF_FAULT_WAIT_S 60
 
 static long sf_counter;
 static long sf_slot[SF_MAX_WORDS]; /* written by the PE before us */
@@ -85,29 +91,56 @@ static int sf_fault(const char *link, int it, int fail_at, int loss_ms)
     return 1;
 }
 
+/* -F: PE 0 asks for the fault and waits until it is in place */
+static void sf_fault_outside(const char *fault_file)
+{
+    char applied[4096];
+    double t0 = now_ms();
+    FILE *f;
+
+    snprintf(applied, sizeof(applied), "%s.applied", fault_file);
+    f = fopen(fault_file, "w");
+    if (f == NULL) {
+        printf("pe 0: WRONG: cannot create %s\n", fault_file);
+        fflush(stdout);
+        shmem_global_exit(2);
+    }
+    fclose(f);
+    while (access(applied, F_OK) != 0) {
+        if (now_ms() - t0 > SF_FAULT_WAIT_S * 1e3) {
+            printf("pe 0: WRONG: no fault in place after %d s\n",
+                   SF_FAULT_WAIT_S);
+            fflush(stdout);
+            shmem_global_exit(2);
+        }
+        usleep(1000);
+    }
+}
+
 static void usage(const char *prog)
 {
     fprintf(stderr, "usage: %s [-i ITERATIONS] [-f FAIL_AT|-1] [-d DEV:PORT] "
-            "[-n WORDS (<= %d)] [-L MS]\n", prog, SF_MAX_WORDS);
+            "[-n WORDS (<= %d)] [-L MS] [-F FILE]\n", prog, SF_MAX_WORDS);
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
     int iterations = 2000, fail_at = -2, words = 64, loss_ms = 0, down = 0;
-    const char *link = "softib0:1";
+    const char *link = "softib0:1", *fault_file = NULL;
     long buf[SF_MAX_WORDS], back[SF_MAX_WORDS], counter;
     int me, npes, target, it, j, opt, wrong = 0, early = 0, first_early = -1;
     long early_counter = 0;
     long *fetched;
 
-    while ((opt = getopt(argc, argv, "i:f:d:n:L:h")) != -1) {
+    while ((opt = getopt(argc, argv, "i:f:d:n:L:F:h")) != -1) {
         switch (opt) {
         case 'i': iterations = atoi(optarg); break;
         case 'f': fail_at = atoi(optarg); break;
         case 'd': link = optarg; break;
         case 'n': words = atoi(optarg); break;
         case 'L': loss_ms = atoi(optarg); break;
+        case 'F': fault_file = optarg; break;
         default: usage(argv[0]);
         }
     }
@@ -130,8 +163,9 @@ int main(int argc, char **argv)
     target = (me + 1) % npes;
     if (me == 0) {
         printf("shmem_failover: %d PEs, %d iterations, %d words a put, "
-               "link %s down at iteration %d", npes, iterations, words,
-               link, fail_at);
+               "%s%s down at iteration %d", npes, iterations, words,
+               fault_file ? "a fault from outside, " : "link ",
+               fault_file ? fault_file : link, fail_at);
         if (loss_ms > 0) {
             printf(", losing every response %d ms before", loss_ms);
         }
@@ -142,7 +176,12 @@ int main(int argc, char **argv)
 
     for (it = 0; it < iterations; it++) {
         if ((me == 0) && (fail_at >= 0) && !down) {
-            down = sf_fault(link, it, fail_at, loss_ms);
+            if (fault_file == NULL) {
+                down = sf_fault(link, it, fail_at, loss_ms);
+            } else if (it >= fail_at) {
+                sf_fault_outside(fault_file);
+                down = 1;
+            }
         }
 
         fetched[it] = shmem_long_atomic_fetch_add(&sf_counter, 1, target);
