@@ -32,10 +32,19 @@
 # libsoftib for the MPI program's link control), so that nothing of our
 # UCX prefix is on any path.
 #
+# With --module, the same for the module alone (contrib/module-build) in
+# Debian's own, unmodified UCX: Debian's libucx0, ucx-utils and libucx-dev
+# (installed if missing, removed again at the end), the module loaded with
+# LD_PRELOAD from a copy outside build/; ucx_info -v is Debian's 1.13.1,
+# rc_varuna is listed, its first log line names the mode, Open MPI and the
+# demo's rc_varuna run come through the link failure exactly once. UCP's
+# lane failover is not in Debian's libucp: the demo's lane run is left out.
+#
 # Not part of make check: it installs packages into the system, needs root,
 # and takes minutes.
 #
 # Usage: test/packages/check.sh [DEB_DIR]   (default: build/deb)
+#        test/packages/check.sh --module
 #
 # Needs: root (apt-get), the packages (contrib/debian-build), softib built
 # (contrib/quickstart build), Debian's openmpi-bin and libopenmpi-dev. Logs in
@@ -45,6 +54,11 @@
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../../contrib/common.sh"
 
+module=0
+if [[ ${1:-} == --module ]]; then
+    module=1
+    shift
+fi
 deb_dir=$(realpath "${1:-$RC_VARUNA_BUILD/deb}")
 work=$RC_VARUNA_BUILD/deb-work/check
 logs=$RC_VARUNA_LOGS/packages
@@ -67,8 +81,17 @@ pass()
 }
 
 [[ $EUID -eq 0 ]] || rc_varuna_die "installs packages: run as root"
-debs=("$deb_dir"/*.deb)
-[[ -f ${debs[0]} ]] || rc_varuna_die "no .deb in $deb_dir: run contrib/debian-build"
+if ((module)); then
+    # Debian's own packages, from the archive
+    debs=("libucx0=$UCX_DEB_VERSION" "ucx-utils=$UCX_DEB_VERSION"
+          "libucx-dev=$UCX_DEB_VERSION")
+    "$RC_VARUNA_ROOT/contrib/module-build" ||
+        rc_varuna_die "contrib/module-build failed"
+else
+    debs=("$deb_dir"/*.deb)
+    [[ -f ${debs[0]} ]] ||
+        rc_varuna_die "no .deb in $deb_dir: run contrib/debian-build"
+fi
 for f in "$RC_VARUNA_PREFIX/lib/softib/libibverbs.so.1" \
          "$RC_VARUNA_PREFIX/lib/libsoftib.so.0"; do
     [[ -f $f ]] || rc_varuna_die "$f missing: run contrib/quickstart build"
@@ -89,8 +112,12 @@ export PATH
 # The packages, their version, and what the system has of each now
 pkgs=() restore=() remove=() auto=()
 for deb in "${debs[@]}"; do
-    pkg=$(dpkg-deb -f "$deb" Package)
-    version=$(dpkg-deb -f "$deb" Version)
+    if ((module)); then
+        pkg=${deb%%=*} version=${deb#*=}
+    else
+        pkg=$(dpkg-deb -f "$deb" Package)
+        version=$(dpkg-deb -f "$deb" Version)
+    fi
     pkgs+=("$pkg")
     old=$(dpkg-query -W -f '${db:Status-Status} ${Version}' "$pkg" \
           2>/dev/null) || old=
@@ -101,7 +128,12 @@ for deb in "${debs[@]}"; do
     fi
 done
 mapfile -t auto < <(apt-mark showauto "${pkgs[@]}")
-echo "packages: ${pkgs[*]} $version from ${deb_dir#$RC_VARUNA_ROOT/}"
+if ((module)); then
+    echo "packages: Debian's ${pkgs[*]} $version, the module of" \
+         "contrib/module-build preloaded"
+else
+    echo "packages: ${pkgs[*]} $version from ${deb_dir#$RC_VARUNA_ROOT/}"
+fi
 echo "before: ${restore[*]:-nothing} installed${remove[*]:+, not installed: ${remove[*]}}"
 
 registry=/dev/shm/softib-packages.$$
@@ -164,8 +196,18 @@ fi
 
 # the environment of a program on softib: system paths, softib preloaded,
 # a fabric of our own (registry: set before the trap, which removes it)
+preload=$work/softib/libibverbs.so.1
+# the module alone: a copy outside build/prefix, preloaded (its constructor
+# registers rc_varuna before UCP asks UCT for its components)
+modlib=$syslib/ucx/libuct_varuna.so.0
+if ((module)); then
+    mkdir -p "$work/module"
+    cp "$RC_VARUNA_BUILD/module/libuct_varuna.so.0" "$work/module/"
+    modlib=$work/module/libuct_varuna.so.0
+    preload+=" $modlib"
+fi
 sib_env=(env -i PATH="$PATH" HOME="${HOME:-/root}"
-         SOFTIB_REGISTRY="$registry" LD_PRELOAD="$work/softib/libibverbs.so.1")
+         SOFTIB_REGISTRY="$registry" LD_PRELOAD="$preload")
 
 ### the install
 start=$SECONDS
@@ -176,16 +218,25 @@ for pkg in "${pkgs[@]}"; do
     got=$(dpkg-query -W -f '${Version}' "$pkg")
     [[ $got == "$version" ]] || fail "$pkg is $got after the install, not $version"
 done
-pass "apt-get install ${deb_dir#$RC_VARUNA_ROOT/}/*.deb: ${pkgs[*]} $version" \
-     "($((SECONDS - start)) s)"
+if ((module)); then
+    pass "apt-get install Debian's ${pkgs[*]} $version ($((SECONDS - start)) s)"
+else
+    pass "apt-get install ${deb_dir#$RC_VARUNA_ROOT/}/*.deb: ${pkgs[*]}" \
+         "$version ($((SECONDS - start)) s)"
+fi
 
 ### ucx_info -v: the system's, our version, Debian's configuration
 [[ $(command -v ucx_info) == /usr/bin/ucx_info ]] ||
     fail "ucx_info is $(command -v ucx_info), not /usr/bin/ucx_info"
 ucx_info -v >"$work/ucx_info-v.txt"
 sed 's/^/    /' "$work/ucx_info-v.txt"
-grep -qx "# Version 1\.13\.1+varuna${version##*+varuna}" "$work/ucx_info-v.txt" ||
-    fail "ucx_info -v: not version 1.13.1+varuna${version##*+varuna}"
+if ((module)); then
+    want="1.13.1"
+else
+    want="1.13.1+varuna${version##*+varuna}"
+fi
+grep -qxF "# Version $want" "$work/ucx_info-v.txt" ||
+    fail "ucx_info -v: not version $want"
 grep -q -- '--prefix=/usr .*--disable-logging' "$work/ucx_info-v.txt" ||
     fail "ucx_info -v: not configured by Debian's debian/rules"
 grep -q -e "$RC_VARUNA_ROOT" -e 'with-mlx5-dv=no' "$work/ucx_info-v.txt" &&
@@ -195,10 +246,12 @@ for lib in libucp libuct libucs; do
     grep -qE "$lib\.so\.0 => $sysre/$lib\.so\.0" "$work/ldd-ucx_info.txt" ||
         fail "ucx_info does not use $syslib/$lib.so.0"
 done
-pass "/usr/bin/ucx_info -v: UCX 1.13.1+varuna${version##*+varuna}, Debian's" \
-     "configuration, libraries from $syslib"
+pass "/usr/bin/ucx_info -v: UCX $want, Debian's configuration, libraries" \
+     "from $syslib"
 
-### mlx5: every mlx5 symbol of Debian's libuct_ib is in ours
+### mlx5: every mlx5 symbol of Debian's libuct_ib is in ours (the module
+### alone runs in Debian's own)
+((module)) || {
 nm -D --defined-only "$syslib/ucx/libuct_ib.so.0" | awk '{print $3}' |
     grep -i mlx5 | sort >"$work/mlx5-ours.txt" || true
 missing=$(comm -23 "$work/mlx5-debian.txt" "$work/mlx5-ours.txt" | wc -l)
@@ -224,15 +277,23 @@ sed 's/^/    /' "$work/ucx_info-b-mlx5.txt" | head -8
 pass "mlx5 built in: libuct_ib links libmlx5, has rc_mlx5, dc_mlx5, ud_mlx5," \
      "$n_ours mlx5 symbols (Debian's: $n_deb, none missing); ucx_info -b:" \
      "HAVE_MLX5_DV, HAVE_MLX5_HW"
+}
 
 ### ucx_info -d on softib: rc_varuna, from the system's module directory
 rm -f "$registry"
 "${sib_env[@]}" UCX_MODULE_LOG_LEVEL=debug UCX_LOG_LEVEL=debug \
     ucx_info -d >"$work/ucx_info-d.txt" 2>&1 || true
 rm -f "$registry"
-grep -E "loaded $sysre/ucx/libuct_varuna\.so" "$work/ucx_info-d.txt" |
-    sed -E 's/^.*UCX  DEBUG /    /; s/ \[0x[0-9a-f]+\]$//' | grep . ||
-    fail "ucx_info -d did not load $syslib/ucx/libuct_varuna.so"
+if ((module)); then
+    # the module's first line names the mode and what it lacks
+    grep -m1 'rc_varuna: module for an unmodified UCX' "$work/ucx_info-d.txt" |
+        sed -E 's/^.*UCX  INFO  /    /' | grep . ||
+        fail "ucx_info -d: the module did not say which mode it runs in"
+else
+    grep -E "loaded $sysre/ucx/libuct_varuna\.so" "$work/ucx_info-d.txt" |
+        sed -E 's/^.*UCX  DEBUG /    /; s/ \[0x[0-9a-f]+\]$//' | grep . ||
+        fail "ucx_info -d did not load $syslib/ucx/libuct_varuna.so"
+fi
 grep -q "$RC_VARUNA_PREFIX" "$work/ucx_info-d.txt" &&
     fail "ucx_info -d loaded something from $RC_VARUNA_PREFIX"
 for md in softib0+softib1 softib1+softib0; do
@@ -247,7 +308,7 @@ done
 grep -q 'Transport: ud_verbs' "$work/ucx_info-d.txt" ||
     fail "ucx_info -d: no ud_verbs on softib"
 pass "/usr/bin/ucx_info -d on softib: rc_varuna on softib0+softib1 and" \
-     "softib1+softib0, module $syslib/ucx/libuct_varuna.so.0"
+     "softib1+softib0, module $modlib"
 
 ### Open MPI: Debian's mpirun, pml ucx, through a link failure
 prog=$work/bidir_failover
@@ -299,9 +360,10 @@ for pid in $(sed -n -E 's/^rank [0-9]+ \(pid ([0-9]+)\):.*/\1/p' \
     grep -q "{\"event\":\"failover\",\"pid\":$pid," "$mpi_logs/report.json" ||
         fail "rank with pid $pid wrote no failover report"
     grep -qE "^$pid $sysre/libucp\.so\.0" "$mpi_logs/maps.txt" &&
-    grep -qE "^$pid $sysre/ucx/libuct_varuna\.so\.0" "$mpi_logs/maps.txt" ||
-        fail "rank with pid $pid: libucp or libuct_varuna not seen in" \
-             "$syslib (maps: ${mpi_logs#$RC_VARUNA_ROOT/}/maps.txt)"
+    grep -qE "^$pid (/usr)?${modlib#/usr}\$" "$mpi_logs/maps.txt" ||
+        fail "rank with pid $pid: libucp not seen in $syslib or" \
+             "libuct_varuna not at $modlib (maps:" \
+             "${mpi_logs#$RC_VARUNA_ROOT/}/maps.txt)"
 done
 grep -q "$RC_VARUNA_BUILD/prefix" "$mpi_logs/maps.txt" &&
     fail "a rank mapped something of $RC_VARUNA_BUILD/prefix"
@@ -311,8 +373,8 @@ lost=$(grep -o '"results_lost":[0-9]*' "$mpi_logs/report.json" |
 reports=$(grep -c '"event":"failover"' "$mpi_logs/report.json")
 pass "Debian's mpirun, 2 ranks, pml ucx and osc ucx over" \
      "rc_varuna,ud_verbs:aux, softib0:1 down halfway: OK, exactly once" \
-     "($reports failover reports, libucp and libuct_varuna from $syslib;" \
-     "$elapsed s)"
+     "($reports failover reports, libucp from $syslib, libuct_varuna" \
+     "$modlib; $elapsed s)"
 
 ### the failover demo, built against the installed libucx-dev: rc_varuna's
 ### recovery (softib0:1 down), and UCP's lane failover in libucp (two lanes,
@@ -380,6 +442,11 @@ demo_run varuna
     fail "varuna_demo with softib0:1 down (logs: ${demo_logs#$RC_VARUNA_ROOT/})"
 pass "varuna_demo (built against libucx-dev), softib0:1 down: OK, nothing" \
      "lost, nothing executed twice, rc_varuna failed over"
+if ((module)); then
+    echo "PASS: $checks checks of the module alone in Debian's UCX $version" \
+         "with system paths only"
+    exit 0
+fi
 demo_run lane
 ((demo_status == 0)) && grep -q '^client: OK' "$demo_logs/lane-client.log" &&
     grep -q '^server: OK' "$demo_logs/lane-server.log" &&

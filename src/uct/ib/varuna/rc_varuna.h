@@ -20,6 +20,19 @@
 
 
 /*
+ * 1 when built against a UCX without our patches (contrib/module-build:
+ * Debian's libucx0 as it is, the module loaded with LD_PRELOAD). Then there
+ * is no uct_ep_outstanding_purge (patch 0007: UCP's lane failover is not in
+ * that libucp either), no watcher of a device's async events (0005: port
+ * events come from a device context of our own, rc_varuna_md.c), and no
+ * exported completion status mapping (0006: ours, rc_varuna_iface.c).
+ */
+#ifndef UCT_RC_VARUNA_STOCK_UCX
+#define UCT_RC_VARUNA_STOCK_UCX 0
+#endif
+
+
+/*
  * rc_varuna: RC with a standby QP connected in advance on another port
  * (usually another device) and a completion log written behind every
  * operation, so a link failure is recovered without executing anything
@@ -133,6 +146,9 @@ typedef struct uct_rc_varuna_dev_events {
     struct uct_rc_varuna_md *md;
     unsigned                index;            /* in md->events */
     uct_ib_device_t         *dev;             /* NULL: not watched */
+#if UCT_RC_VARUNA_STOCK_UCX
+    struct ibv_context      *context;         /* our own, for its events */
+#endif
     volatile uint8_t        port_down[UCT_IB_DEV_MAX_PORTS + 1];
 } uct_rc_varuna_dev_events_t;
 
@@ -1050,6 +1066,7 @@ int uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
                                    uct_rc_varuna_ep_t *ep, ucs_time_t now);
 
 
+#if !UCT_RC_VARUNA_STOCK_UCX
 /* rc_varuna_purge.c: what a dead endpoint executed, for UCP's failover */
 ucs_status_t uct_rc_varuna_ep_query(uct_ep_h tl_ep, uct_ep_attr_t *ep_attr);
 ucs_status_t uct_rc_varuna_iface_derive_rx_token(uct_iface_h tl_iface,
@@ -1060,6 +1077,7 @@ ucs_status_t uct_rc_varuna_iface_derive_rx_token(uct_iface_h tl_iface,
 ucs_status_t
 uct_rc_varuna_ep_outstanding_purge(uct_ep_h tl_ep,
                                    const uct_ep_outstanding_purge_params_t *params);
+#endif
 
 
 /* rc_varuna_report.c */

@@ -801,6 +801,34 @@ static void uct_rc_varuna_iface_handle_failure(uct_ib_iface_t *ib_iface,
     }
 }
 
+/* The status UCX's error path gets for an error completion: rc_verbs' own
+ * choice (UCX patch 0006 exports it), so that UCP treats a dead rc_varuna
+ * endpoint as a dead rc_verbs one. Without the patch, the same choice made
+ * here: a peer that stopped answering is an endpoint timeout, one that
+ * refused the operation a reset connection, a flushed request cancelled. */
+static ucs_status_t uct_rc_varuna_wc_status(enum ibv_wc_status wc_status)
+{
+#if UCT_RC_VARUNA_STOCK_UCX
+    switch (wc_status) {
+    case IBV_WC_SUCCESS:
+        return UCS_OK;
+    case IBV_WC_RETRY_EXC_ERR:
+    case IBV_WC_RNR_RETRY_EXC_ERR:
+    case IBV_WC_REM_ABORT_ERR:
+        return UCS_ERR_ENDPOINT_TIMEOUT;
+    case IBV_WC_REM_ACCESS_ERR:
+    case IBV_WC_REM_OP_ERR:
+        return UCS_ERR_CONNECTION_RESET;
+    case IBV_WC_WR_FLUSH_ERR:
+        return UCS_ERR_CANCELED;
+    default:
+        return UCS_ERR_IO_ERROR;
+    }
+#else
+    return uct_rc_verbs_wc_to_ucs_status(wc_status);
+#endif
+}
+
 static unsigned uct_rc_varuna_iface_poll_tx(uct_rc_varuna_iface_t *iface,
                                             unsigned side)
 {
@@ -827,7 +855,7 @@ static unsigned uct_rc_varuna_iface_poll_tx(uct_rc_varuna_iface_t *iface,
             error.side = side;
             iface->super.super.ops->handle_failure(
                     &iface->super.super, &error,
-                    uct_rc_verbs_wc_to_ucs_status(wc[i].status));
+                    uct_rc_varuna_wc_status(wc[i].status));
             continue;
         }
 
@@ -1018,8 +1046,10 @@ static ucs_status_t uct_rc_varuna_iface_query(uct_iface_h tl_iface,
         return status;
     }
 
-    iface_attr->cap.flags         |= UCT_IFACE_FLAG_EP_CHECK |
-                                     UCT_IFACE_FLAG_EP_OUTSTANDING_PURGE;
+    iface_attr->cap.flags         |= UCT_IFACE_FLAG_EP_CHECK;
+#if !UCT_RC_VARUNA_STOCK_UCX
+    iface_attr->cap.flags         |= UCT_IFACE_FLAG_EP_OUTSTANDING_PURGE;
+#endif
     iface_attr->cap.put.max_zcopy  = ucs_min(iface_attr->cap.put.max_zcopy,
                                              iface->config.max_zcopy);
     iface_attr->latency.m  += 1e-9;  /* per extra QP, as rc_verbs */
@@ -1842,10 +1872,16 @@ static uct_rc_iface_ops_t uct_rc_varuna_iface_ops = {
         .super = {
             .iface_estimate_perf = uct_rc_varuna_iface_estimate_perf,
             .iface_vfs_refresh   = uct_rc_varuna_iface_vfs_refresh,
+#if UCT_RC_VARUNA_STOCK_UCX
+            .ep_query              = (uct_ep_query_func_t)
+                                     ucs_empty_function_return_unsupported,
+            .ep_invalidate         = uct_rc_varuna_ep_invalidate
+#else
             .ep_query              = uct_rc_varuna_ep_query,
             .ep_invalidate         = uct_rc_varuna_ep_invalidate,
             .iface_derive_rx_token = uct_rc_varuna_iface_derive_rx_token,
             .ep_outstanding_purge  = uct_rc_varuna_ep_outstanding_purge
+#endif
         },
         .create_cq      = uct_ib_verbs_create_cq,
         .arm_cq         = uct_ib_iface_arm_cq,
@@ -1884,6 +1920,17 @@ UCT_TL_DEFINE_ENTRY(&uct_rc_varuna_component, rc_varuna,
  */
 UCS_F_CTOR void uct_rc_varuna_init(void)
 {
+    /* which build this is, and what it lacks (docs/packages.md) */
+#if UCT_RC_VARUNA_STOCK_UCX
+    ucs_info("rc_varuna: module for an unmodified UCX (preloaded): no UCP "
+             "lane failover (needs UCX patches 0007 to 0010), port events "
+             "from a device context of its own, re-protection without "
+             "LAST_WQE_REACHED (waits UCX_RC_VARUNA_LAST_WQE_TIMEOUT), the "
+             "aux ud_verbs lane not reset when its QP fails (patch 0004)");
+#else
+    ucs_info("rc_varuna: module of a UCX with its patches: UCP lane "
+             "failover, port event watcher, aux ud_verbs lane reset");
+#endif
     uct_component_register(&uct_rc_varuna_component);
     uct_tl_register(&uct_rc_varuna_component, &UCT_TL_NAME(rc_varuna));
 }

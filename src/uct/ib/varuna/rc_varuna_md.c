@@ -12,10 +12,12 @@
 
 #include <uct/base/uct_md.h>
 #include <ucs/arch/atomic.h>
+#include <ucs/async/async.h>
 #include <ucs/arch/bitops.h>
 #include <ucs/debug/log.h>
 #include <ucs/sys/sys.h>
 #include <ucs/sys/string.h>
+#include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -538,6 +540,8 @@ static int uct_rc_varuna_md_last_wqe_skipped(uct_rc_varuna_md_t *md,
     return skipped;
 }
 
+#if !UCT_RC_VARUNA_STOCK_UCX
+/* UCX handled a LAST_WQE_REACHED (counted in its record, if any) */
 static void uct_rc_varuna_md_last_wqe_add(uct_rc_varuna_md_t *md,
                                           unsigned index, uint32_t qp_num)
 {
@@ -551,6 +555,7 @@ static void uct_rc_varuna_md_last_wqe_add(uct_rc_varuna_md_t *md,
     }
     ucs_spin_unlock(&md->lwr_lock);
 }
+#endif
 
 uint32_t uct_rc_varuna_md_last_wqe_count(uct_rc_varuna_md_t *md, unsigned side,
                                          uint32_t qp_num)
@@ -663,6 +668,7 @@ static int uct_rc_varuna_md_event_before(void *arg,
     }
 }
 
+#if !UCT_RC_VARUNA_STOCK_UCX
 /* After UCX has handled it: a LAST_WQE_REACHED is counted only now, so
  * re-protection, once it sees the count, knows UCX is past the event */
 static void uct_rc_varuna_md_event_after(void *arg,
@@ -677,6 +683,87 @@ static void uct_rc_varuna_md_event_after(void *arg,
         uct_rc_varuna_md_wake(events->md);
     }
 }
+#endif
+
+#if UCT_RC_VARUNA_STOCK_UCX
+/*
+ * A UCX without patch 0005 lets no transport see a device's async events.
+ * Port state events reach every context of a device, so a context of our
+ * own gets them as UCX's does; a QP's events go only to the context that
+ * created it, UCX's: LAST_WQE_REACHED is not seen here, and re-protection
+ * does without it (UCX_RC_VARUNA_LAST_WQE_TIMEOUT), as it must on rxe,
+ * which never raises it.
+ */
+static void uct_rc_varuna_md_own_events(int fd, ucs_event_set_types_t types,
+                                        void *arg)
+{
+    uct_rc_varuna_dev_events_t *events = arg;
+    struct ibv_async_event ibv_event;
+    uct_ib_async_event_t event;
+
+    while (ibv_get_async_event(events->context, &ibv_event) == 0) {
+        if ((ibv_event.event_type == IBV_EVENT_PORT_ERR) ||
+            (ibv_event.event_type == IBV_EVENT_PORT_ACTIVE)) {
+            event.event_type = ibv_event.event_type;
+            event.port_num   = ibv_event.element.port_num;
+            uct_rc_varuna_md_event_before(events, &event);
+        }
+        ibv_ack_async_event(&ibv_event);
+    }
+}
+
+static ucs_status_t uct_rc_varuna_md_watch(uct_rc_varuna_dev_events_t *events,
+                                           uct_ib_device_t *dev)
+{
+    ucs_status_t status;
+
+    events->context = ibv_open_device(dev->ibv_context->device);
+    if (events->context == NULL) {
+        ucs_error("rc_varuna: cannot open %s for its port events: %m",
+                  uct_ib_device_name(dev));
+        return UCS_ERR_IO_ERROR;
+    }
+
+    /* the handler reads until there is nothing more */
+    status = ucs_sys_fcntl_modfl(events->context->async_fd, O_NONBLOCK, 0);
+    if (status == UCS_OK) {
+        status = ucs_async_set_event_handler(UCS_ASYNC_THREAD_LOCK_TYPE,
+                                             events->context->async_fd,
+                                             UCS_EVENT_SET_EVREAD,
+                                             uct_rc_varuna_md_own_events,
+                                             events, NULL);
+    }
+    if (status != UCS_OK) {
+        ibv_close_device(events->context);
+        events->context = NULL;
+    }
+    return status;
+}
+
+static void uct_rc_varuna_md_unwatch(uct_rc_varuna_dev_events_t *events)
+{
+    ucs_async_remove_handler(events->context->async_fd, 1);
+    ibv_close_device(events->context);
+    events->context = NULL;
+}
+#else
+/* UCX patch 0005: our callbacks around UCX's own handling of each event */
+static ucs_status_t uct_rc_varuna_md_watch(uct_rc_varuna_dev_events_t *events,
+                                           uct_ib_device_t *dev)
+{
+    uct_ib_async_event_watcher_t watcher;
+
+    watcher.before = uct_rc_varuna_md_event_before;
+    watcher.after  = uct_rc_varuna_md_event_after;
+    watcher.arg    = events;
+    return uct_ib_device_async_event_watch(dev, &watcher);
+}
+
+static void uct_rc_varuna_md_unwatch(uct_rc_varuna_dev_events_t *events)
+{
+    uct_ib_device_async_event_unwatch(events->dev);
+}
+#endif
 
 /* Watch a device's async events (see above), and read the initial state
  * of its ports. */
@@ -685,7 +772,6 @@ static ucs_status_t uct_rc_varuna_md_watch_device(uct_rc_varuna_md_t *md,
                                                   uct_ib_device_t *dev)
 {
     uct_rc_varuna_dev_events_t *events = &md->events[index];
-    uct_ib_async_event_watcher_t watcher;
     struct ibv_port_attr port_attr;
     ucs_status_t status;
     uint8_t port;
@@ -699,10 +785,7 @@ static ucs_status_t uct_rc_varuna_md_watch_device(uct_rc_varuna_md_t *md,
                 (port_attr.state != IBV_PORT_ACTIVE);
     }
 
-    watcher.before = uct_rc_varuna_md_event_before;
-    watcher.after  = uct_rc_varuna_md_event_after;
-    watcher.arg    = events;
-    status         = uct_ib_device_async_event_watch(dev, &watcher);
+    status = uct_rc_varuna_md_watch(events, dev);
     if (status == UCS_ERR_UNSUPPORTED) {
         /* the user turned the device's async events off */
         ucs_warn("rc_varuna: %s: UCX_IB_ASYNC_EVENTS=n: port events are not "
@@ -726,7 +809,7 @@ static void uct_rc_varuna_md_unwatch_devices(uct_rc_varuna_md_t *md)
 
     for (index = 0; index < UCT_RC_VARUNA_NUM_SIDES; index++) {
         if (md->events[index].dev != NULL) {
-            uct_ib_device_async_event_unwatch(md->events[index].dev);
+            uct_rc_varuna_md_unwatch(&md->events[index]);
         }
         md->events[index].dev = NULL;
     }
