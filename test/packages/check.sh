@@ -40,8 +40,8 @@
 # demo's rc_varuna run come through the link failure exactly once. UCP's
 # lane failover is not in Debian's libucp: the demo's lane run is left out.
 #
-# Not part of make check: it installs packages into the system, needs root,
-# and takes minutes.
+# The packages' run is not part of make check: building them takes minutes
+# (contrib/debian-build). The --module run is (test/check/module-only.sh).
 #
 # Usage: test/packages/check.sh [DEB_DIR]   (default: build/deb)
 #        test/packages/check.sh --module
