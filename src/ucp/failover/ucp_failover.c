@@ -568,8 +568,9 @@ static void ucp_failover_unlist(ucp_failover_t *fo)
     uct_worker_progress_unregister_safe(fo->ep->worker->uct, &fo->prog_id);
 }
 
-/* The proxy owns the hold endpoint until the replay is done: destroying it
- * (the lane's destruction, or its discard) ends the failover */
+/* The proxy owns the hold endpoint until the replay is done, and again
+ * while a lane connected again is restored: destroying it then (the
+ * lane's destruction, or its discard) ends the failover */
 static void ucp_failover_hold_destroy(uct_ep_h hold_ep)
 {
     ucp_failover_t *fo = ucp_failover_of_hold(hold_ep);
