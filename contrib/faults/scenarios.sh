@@ -992,6 +992,46 @@ WRAPPER
     chmod +x $sc_tmp/mpi-rank
 }
 
+# A job's rank or PE 0 asks for the fault by creating FAULT: put ACTION in
+# place as soon as it does, then create FAULT.applied; the job goes on
+# until it sees that. sc_fault_on_ask PID FAULT ACTION WHO
+sc_fault_on_ask()
+{
+    local pid=$1 fault=$2 action=$3 who=$4 at=
+    while kill -0 $pid 2>/dev/null && [[ ! -e $fault ]]; do
+        fsleep 0.02
+    done
+    if [[ -e $fault ]]; then
+        # bidir_failover writes its iteration there, shmem_failover nothing
+        [[ -s $fault ]] && at=" at iteration $(<"$fault")"
+        sc_event "fault: $action ($who asked$at, $(sc_age_ms "$fault") ms" \
+                 "ago)"
+        eval "$action"
+        # the job goes on until it sees it (a loaded machine may run this
+        # late: once, the job had ended before a blackhole was in place)
+        : >"$fault.applied"
+    else
+        sc_info "$SC_NAME: the job ended before asking for the fault"
+    fi
+}
+
+# N runs of a job (RUN N COUNT ACTION HEAL: sc_mpi_run, sc_shmem_run) of
+# COUNT ranks or PEs over two device pairs, both paths of the first lane
+# dying mid-run (links 1 and 2 down on A's side), healed after each run.
+# sc_double_runs NAME N COUNT UNIT RUN
+sc_double_runs()
+{
+    local name=$1 n=$2 count=$3 unit=$4 run=$5 i ok=0
+
+    for ((i = 1; i <= n; i++)); do
+        "$run" $i $count "link_down 1 A; link_down 2 A" \
+            "link_heal 1; link_heal 2" && ok=$((ok + 1))
+        backend_link_active 1 && backend_link_active 2 ||
+            sc_info "$name: links 1 and 2 not ACTIVE again after run $i"
+    done
+    sc_info "$name: $n runs of $count $unit: $ok correct, $((n - ok)) not"
+}
+
 # One MPI run with a fault mid-run: sc_mpi_run N RANKS ACTION HEAL
 #   rank 0 creates the fault file at the fail iteration; the fault is
 #   injected as soon as it appears, while the traffic runs both ways
@@ -1017,19 +1057,7 @@ sc_mpi_run()
         $sc_tmp/mpi-rank "$RC_VARUNA_MPI_PROG" -i $iters -R -F "$fault" \
         >"$SC_DIR/out.log" 2>&1 </dev/null &
     pid=$!
-    while kill -0 $pid 2>/dev/null && [[ ! -e $fault ]]; do
-        fsleep 0.02
-    done
-    if [[ -e $fault ]]; then
-        sc_event "fault: $action (rank 0 asked at iteration $(<"$fault")," \
-                 "$(sc_age_ms "$fault") ms ago)"
-        eval "$action"
-        # the ranks go on until they see it (a loaded machine may run this
-        # late: once, the job had ended before a blackhole was in place)
-        : >"$fault.applied"
-    else
-        sc_info "$SC_NAME: the job ended before asking for the fault"
-    fi
+    sc_fault_on_ask $pid "$fault" "$action" "rank 0"
     wait $pid
     rc=$?
     eval "$heal"
@@ -1126,7 +1154,7 @@ sc_mpi()
 # memory domain. Every rank right, and a lane failover from every rank.
 sc_mpi_double()
 {
-    local n=$1 ranks=$2 i ok=0
+    local n=$1 ranks=$2
     local SC_A_NET SC_A_STANDBY SC_B_NET SC_B_STANDBY
     local -x UCX_MAX_EAGER_LANES=2 UCX_MAX_RNDV_LANES=2
     local SC_MPI_TAG=-double SC_MPI_EVENT=lane_failover
@@ -1139,14 +1167,7 @@ sc_mpi_double()
     sc_mpi_wrapper
     sc_mark "mpi-double: $n runs of bidir_failover, $ranks ranks, two UCP" \
             "lanes (links 1+2, 3+4); mid-run links 1 and 2 down"
-    for ((i = 1; i <= n; i++)); do
-        sc_mpi_run $i $ranks "link_down 1 A; link_down 2 A" \
-            "link_heal 1; link_heal 2" && ok=$((ok + 1))
-        backend_link_active 1 && backend_link_active 2 ||
-            sc_info "mpi-double: links 1 and 2 not ACTIVE again after run $i"
-    done
-    sc_info "mpi-double: $n runs of $ranks ranks: $ok correct, $((n - ok))" \
-            "not"
+    sc_double_runs mpi-double $n $ranks ranks sc_mpi_run
 }
 
 
@@ -1175,16 +1196,7 @@ sc_shmem_run()
         $sc_tmp/mpi-rank "$RC_VARUNA_SHMEM_PROG" -i $iters \
         -f $((iters / 3)) -F "$fault" >"$SC_DIR/out.log" 2>&1 </dev/null &
     pid=$!
-    while kill -0 $pid 2>/dev/null && [[ ! -e $fault ]]; do
-        fsleep 0.02
-    done
-    if [[ -e $fault ]]; then
-        sc_event "fault: $action (PE 0 asked, $(sc_age_ms "$fault") ms ago)"
-        eval "$action"
-        : >"$fault.applied"
-    else
-        sc_info "$SC_NAME: the job ended before asking for the fault"
-    fi
+    sc_fault_on_ask $pid "$fault" "$action" "PE 0"
     wait $pid
     rc=$?
     eval "$heal"
@@ -1232,7 +1244,7 @@ sc_shmem_run()
 # die mid-run (links 1 and 2 down on A's side).
 sc_shmem_double()
 {
-    local n=$1 pes=$2 i ok=0
+    local n=$1 pes=$2
     local SC_A_NET SC_A_STANDBY SC_B_NET SC_B_STANDBY
     [[ -n ${RC_VARUNA_SHMEM_PROG:-} && -x $RC_VARUNA_SHMEM_PROG ]] || {
         sc_bad "shmem-double: no shmem_failover (RC_VARUNA_SHMEM_PROG=${RC_VARUNA_SHMEM_PROG:-})"
@@ -1244,13 +1256,7 @@ sc_shmem_double()
     sc_mpi_wrapper
     sc_mark "shmem-double: $n runs of shmem_failover, $pes PEs, two device" \
             "pairs (links 1+2, 3+4); mid-run links 1 and 2 down"
-    for ((i = 1; i <= n; i++)); do
-        sc_shmem_run $i $pes "link_down 1 A; link_down 2 A" \
-            "link_heal 1; link_heal 2" && ok=$((ok + 1))
-        backend_link_active 1 && backend_link_active 2 ||
-            sc_info "shmem-double: links 1 and 2 not ACTIVE again after run $i"
-    done
-    sc_info "shmem-double: $n runs of $pes PEs: $ok correct, $((n - ok)) not"
+    sc_double_runs shmem-double $n $pes PEs sc_shmem_run
 }
 
 

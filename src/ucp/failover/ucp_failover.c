@@ -1633,6 +1633,19 @@ static void ucp_failover_report(ucp_failover_t *fo)
              by_op, fo->held_count, us);
 }
 
+/* The held requests, out of the hold, in order */
+static void ucp_failover_held_extract(ucp_failover_t *fo,
+                                      ucs_queue_head_t *held)
+{
+    uct_pending_req_t *req;
+
+    ucs_queue_head_init(held);
+    ucs_queue_for_each_extract(req, &fo->held, priv, 1) {
+        ucp_worker_flush_ops_count_dec(fo->ep->worker);
+        ucs_queue_push(held, (ucs_queue_elem_t*)req->priv);
+    }
+}
+
 /* Everything handed back is posted: the lane goes to the other lane's
  * endpoint, and the requests held meanwhile go there, in order */
 static void ucp_failover_forward(ucp_failover_t *fo)
@@ -1640,7 +1653,6 @@ static void ucp_failover_forward(ucp_failover_t *fo)
     ucp_ep_h ep      = fo->ep;
     ucp_worker_h wkr = ep->worker;
     ucs_queue_head_t held;
-    uct_pending_req_t *req;
 
     fo->state = UCP_FAILOVER_FORWARD;
     /* the proxy stops owning the hold endpoint: the failover stays listed,
@@ -1649,11 +1661,7 @@ static void ucp_failover_forward(ucp_failover_t *fo)
                             ucp_failover_target_ep(fo), 0,
                             ucp_ep_get_rsc_index(ep, fo->sub_lane));
 
-    ucs_queue_head_init(&held);
-    ucs_queue_for_each_extract(req, &fo->held, priv, 1) {
-        ucp_worker_flush_ops_count_dec(wkr);
-        ucs_queue_push(&held, (ucs_queue_elem_t*)req->priv);
-    }
+    ucp_failover_held_extract(fo, &held);
     ucp_failover_report(fo);
     if (fo->rebuild.state == UCP_FAILOVER_REBUILD_OFF) {
         uct_worker_progress_unregister_safe(wkr->uct, &fo->prog_id);
@@ -2087,19 +2095,6 @@ static void ucp_failover_restore_start(ucp_failover_t *fo)
              "traffic until the peer took what it sent on lane %u", fo->ep,
              fo->lane, ucp_ep_get_tl_rsc(fo->ep, fo->lane)->dev_name,
              fo->rebuild.tries, fo->sub_lane);
-}
-
-/* The held requests, out of the hold, in order */
-static void ucp_failover_held_extract(ucp_failover_t *fo,
-                                      ucs_queue_head_t *held)
-{
-    uct_pending_req_t *req;
-
-    ucs_queue_head_init(held);
-    ucs_queue_for_each_extract(req, &fo->held, priv, 1) {
-        ucp_worker_flush_ops_count_dec(fo->ep->worker);
-        ucs_queue_push(held, (ucs_queue_elem_t*)req->priv);
-    }
 }
 
 /* The restore cannot finish: the lane forwards to the other lane again.
