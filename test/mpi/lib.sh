@@ -62,12 +62,13 @@ mpi_duplicate_evidence()
     grep -m1 -E '\(EXECUTED TWICE\)|\([1-9][0-9]* with a duplicate\)' \
         "$file" && return 0
     [[ -n $extra ]] && grep -m1 -E "$extra" "$file" && return 0
-    # the assertion ("[host:pid:n:TID] ... Assertion ..."), then the
-    # first frames of the backtrace of that thread ("==== backtrace (tid:
-    # TID) ====", other processes' lines may come between): a reply
-    # handler among them
+    # the assertion ("[host:pid:n:TID] ... Assertion ...", the pid padded
+    # to a width: "[vm:6480 :0:6480]"), then the first frames of the
+    # backtrace of that thread ("==== backtrace (tid: TID) ====", other
+    # processes' lines may come between): a reply handler among them
     awk '/Assertion `(worker->flush_ops_count > 0|\(\*req_p\)->id == \(id\)). failed/ {
-             split($1, id, ":"); tid[id[4] + 0] = 1; next }
+             n = split(substr($0, 2, index($0, "]") - 2), id, ":")
+             tid[id[n] + 0] = 1; next }
          /^==== backtrace \(tid: *[0-9]+\) ====/ {
              t = $0; gsub(/[^0-9]/, "", t); frames = (t + 0 in tid) ? 6 : 0
              next }
