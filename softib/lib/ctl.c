@@ -32,6 +32,7 @@ _Static_assert((int)SOFTIB_VERB_QUERY_QP == (int)SIB_VERB_QUERY_QP, "verb");
 _Static_assert((int)SOFTIB_VERB_POST_SEND == (int)SIB_VERB_POST_SEND, "verb");
 _Static_assert((int)SOFTIB_VERB_POST_READ == (int)SIB_VERB_POST_READ, "verb");
 _Static_assert((int)SOFTIB_VERB_MODIFY_QP == (int)SIB_VERB_MODIFY_QP, "verb");
+_Static_assert((int)SOFTIB_VERB_CONNECT_QP == (int)SIB_VERB_CONNECT_QP, "verb");
 _Static_assert((int)SOFTIB_VERB_ALL == (int)SIB_VERB_ALL, "verb");
 
 

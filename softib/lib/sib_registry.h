@@ -112,7 +112,8 @@ enum sib_verb {
     SIB_VERB_POST_SEND = 1u << 2,
     SIB_VERB_POST_READ = 1u << 3,
     SIB_VERB_MODIFY_QP = 1u << 4,
-    SIB_VERB_ALL       = 0x1f
+    SIB_VERB_CONNECT_QP = 1u << 5,   /* the move to RTR */
+    SIB_VERB_ALL       = 0x3f
 };
 
 enum sib_rule_dir {

@@ -261,10 +261,16 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
     struct sib_engine *eng = qp->ctx->eng;
     enum ibv_qp_state cur, next;
     int required, ret;
+    unsigned verb;
 
-    ret = sib_registry_verb_fail(eng->reg, qp->ctx->dev->index,
-                                 SIB_VERB_MODIFY_QP, ibqp->qp_num);
+    verb = SIB_VERB_MODIFY_QP;
+    if ((attr_mask & IBV_QP_STATE) && (attr->qp_state == IBV_QPS_RTR)) {
+        verb |= SIB_VERB_CONNECT_QP;
+    }
+    ret = sib_registry_verb_fail(eng->reg, qp->ctx->dev->index, verb,
+                                 ibqp->qp_num);
     if (ret != 0) {
+        errno = ret; /* as rdma-core's, whose command's write() failed */
         return ret;
     }
 
@@ -331,6 +337,9 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
     }
 out:
     sib_engine_unlock(eng);
+    if (ret != 0) {
+        errno = ret;
+    }
     return ret;
 }
 

@@ -53,7 +53,12 @@ enum softib_verb {
     SOFTIB_VERB_POST_READ = 1u << 3,    /* a list with an RDMA READ */
     SOFTIB_VERB_MODIFY_QP = 1u << 4,    /* any transition: returns err, the
                                            QP stays as it was */
-    SOFTIB_VERB_ALL       = 0x1f
+    SOFTIB_VERB_CONNECT_QP = 1u << 5,   /* only the move to RTR (it is a
+                                           MODIFY_QP too): as rxe, where the
+                                           route of a RoCE port whose link
+                                           is down cannot be resolved
+                                           (ENETUNREACH) */
+    SOFTIB_VERB_ALL       = 0x3f
 };
 
 #define SOFTIB_FOREVER  UINT64_MAX
