@@ -546,6 +546,8 @@ static ucs_status_t ucp_failover_hold_flush(uct_ep_h hold_ep, unsigned flags,
 }
 
 static void ucp_failover_rebuild_drop(ucp_failover_t *fo);
+static void ucp_failover_rebuild_probe(ucp_failover_t *fo, uint32_t peer_seq,
+                                       uint64_t peer_ep_id);
 
 /* fo is out of the list; its endpoints but those of the rebuild are gone */
 static void ucp_failover_free(ucp_failover_t *fo)
@@ -1718,7 +1720,10 @@ static ucs_status_t ucp_failover_send_query(ucp_failover_t *fo)
  *
  *   ask      ours, its addresses to the peer over a live lane; of two asks
  *            that cross, the one from the worker with the smaller UUID goes
- *            on, the other side answers it
+ *            on, the other side answers it (between two endpoints of one
+ *            worker, an endpoint connected to its own worker: the one with
+ *            the smaller endpoint id); a side that answers, or fails to,
+ *            counts it as its own try for the time of its next
  *   answer   the peer finds its failover of the same lane (its memory
  *            domains), connects a new endpoint of its own to ours and
  *            answers with its addresses
@@ -1854,6 +1859,20 @@ static ucs_status_t ucp_failover_rebuild_send(ucp_failover_t *fo,
            ucp_failover_msg_send(fo->ep, lane, msg);
 }
 
+/*
+ * An endpoint connected to its own worker (OpenSHMEM makes one from every PE
+ * to itself): UCP 1.13 makes one endpoint, whose remote id is its own and
+ * whose transport endpoints are connected to themselves. Every message of
+ * the lane failover goes from its failover to itself: the query and the
+ * marker work so, but an ask would be answered by the asker, who drops its
+ * own try to answer it. Its rebuild is local: the new endpoint is connected
+ * to itself, proven by the probe, and restored with no confirmation.
+ */
+static int ucp_failover_is_self(ucp_ep_h ep)
+{
+    return ucp_ep_remote_id(ep) == ucp_ep_local_id(ep);
+}
+
 static void ucp_failover_rebuild_ask(ucp_failover_t *fo)
 {
     ucp_failover_rebuild_buf_t ask;
@@ -1868,6 +1887,17 @@ static void ucp_failover_rebuild_ask(ucp_failover_t *fo)
     }
 
     fo->rebuild.attempt = fo->rebuild.tries;
+    if (ucp_failover_is_self(fo->ep)) {
+        /* no peer to ask: the new endpoint is connected to itself */
+        status = ucp_failover_rebuild_connect(fo, &ask.rb);
+        if (status != UCS_OK) {
+            ucp_failover_rebuild_retry(fo, "connect", status);
+            return;
+        }
+        ucp_failover_rebuild_probe(fo, fo->seq, ucp_ep_local_id(fo->ep));
+        return;
+    }
+
     ask.hdr.type        = UCP_FAILOVER_MSG_REBUILD_ASK;
     ask.rb.attempt      = fo->rebuild.attempt;
     status              = ucp_failover_rebuild_send(fo, &ask.hdr);
@@ -1902,6 +1932,22 @@ ucp_failover_find_lane(ucp_ep_h ep, const ucp_failover_rebuild_msg_t *rb)
     return found;
 }
 
+/* Of two asks that crossed, does ours go on? The worker with the smaller
+ * UUID wins; an endpoint connected to its own worker has two endpoints of
+ * one UUID, each with a failover of the lane, and there the smaller
+ * endpoint id wins (with UUIDs alone both dropped their asks, answered each
+ * other's and waited for probes that neither sent) */
+static int ucp_failover_rebuild_ask_wins(ucp_ep_h ep,
+                                         const ucp_failover_msg_t *msg)
+{
+    const ucp_failover_rebuild_msg_t *rb = (const void*)(msg + 1);
+
+    if (ep->worker->uuid != rb->uuid) {
+        return ep->worker->uuid < rb->uuid;
+    }
+    return ucp_ep_local_id(ep) < msg->src_ep_id;
+}
+
 /* The peer asks: connect a new endpoint of ours to its, answer */
 static void ucp_failover_rebuild_asked(ucp_ep_h ep,
                                        const ucp_failover_msg_t *msg)
@@ -1916,7 +1962,7 @@ static void ucp_failover_rebuild_asked(ucp_ep_h ep,
     fo = ucp_failover_find_lane(ep, rb);
     if ((fo != NULL) && (fo->state == UCP_FAILOVER_FORWARD) &&
         (fo->rebuild.state == UCP_FAILOVER_REBUILD_ASKED) &&
-        (ep->worker->uuid < rb->uuid)) {
+        ucp_failover_rebuild_ask_wins(ep, msg)) {
         return; /* the asks crossed: ours goes on, the peer answers it */
     }
 
@@ -1932,9 +1978,13 @@ static void ucp_failover_rebuild_asked(ucp_ep_h ep,
         status = ucp_failover_rebuild_ep_create(fo, &answer);
         if (status == UCS_OK) {
             status = ucp_failover_rebuild_connect(fo, rb);
-            if (status != UCS_OK) {
-                ucp_failover_rebuild_drop(fo);
-            }
+        }
+        if (status != UCS_OK) {
+            /* our own next try waits its interval too: asking at once,
+             * two endpoints of one worker whose lane could not connect
+             * (its port down on rxe) asked each other 100 times a second */
+            ucp_failover_rebuild_retry(fo, "the peer's try failed here",
+                                       status);
         }
     }
 
@@ -1999,12 +2049,41 @@ static void ucp_failover_probe_flush(ucp_failover_t *fo)
     }
 }
 
+/* Our new endpoint is connected to the peer's: one message on it, and its
+ * flush */
+static void ucp_failover_rebuild_probe(ucp_failover_t *fo, uint32_t peer_seq,
+                                       uint64_t peer_ep_id)
+{
+    ucp_failover_msg_buf_t probe;
+    ucs_status_t status;
+
+    memset(&probe, 0, sizeof(probe));
+    probe.hdr.type      = UCP_FAILOVER_MSG_REBUILD_PROBE;
+    probe.hdr.seq       = fo->seq;
+    probe.hdr.dst_ep_id = peer_ep_id;
+    probe.hdr.src_ep_id = ucp_ep_local_id(fo->ep);
+    status              = ucp_failover_msg_post(fo->rebuild.uct_ep,
+                                                &probe.hdr);
+    if (status != UCS_OK) {
+        ucp_failover_rebuild_retry(fo, "probe not sent", status);
+        return;
+    }
+
+    fo->rebuild.state        = UCP_FAILOVER_REBUILD_PROBING;
+    fo->rebuild.peer_seq     = peer_seq;
+    fo->rebuild.peer_ep_id   = peer_ep_id;
+    fo->rebuild.flush_posted = 0;
+    fo->rebuild.probe_done   = 0;
+    fo->rebuild.deadline     = ucs_get_time() +
+                               ucs_time_from_sec(ucp_failover_timeout());
+    ucp_failover_probe_flush(fo);
+}
+
 /* The peer answered our ask: connect, probe */
 static void ucp_failover_rebuild_answered(ucp_ep_h ep,
                                           const ucp_failover_msg_t *msg)
 {
     const ucp_failover_rebuild_msg_t *rb = (const void*)(msg + 1);
-    ucp_failover_msg_buf_t probe;
     ucp_failover_t *fo;
     ucs_status_t status;
 
@@ -2026,27 +2105,7 @@ static void ucp_failover_rebuild_answered(ucp_ep_h ep,
         ucp_failover_rebuild_retry(fo, "connect", status);
         return;
     }
-
-    memset(&probe, 0, sizeof(probe));
-    probe.hdr.type      = UCP_FAILOVER_MSG_REBUILD_PROBE;
-    probe.hdr.seq       = fo->seq;
-    probe.hdr.dst_ep_id = msg->src_ep_id;
-    probe.hdr.src_ep_id = ucp_ep_local_id(ep);
-    status              = ucp_failover_msg_post(fo->rebuild.uct_ep,
-                                                &probe.hdr);
-    if (status != UCS_OK) {
-        ucp_failover_rebuild_retry(fo, "probe not sent", status);
-        return;
-    }
-
-    fo->rebuild.state        = UCP_FAILOVER_REBUILD_PROBING;
-    fo->rebuild.peer_seq     = msg->seq;
-    fo->rebuild.peer_ep_id   = msg->src_ep_id;
-    fo->rebuild.flush_posted = 0;
-    fo->rebuild.probe_done   = 0;
-    fo->rebuild.deadline     = ucs_get_time() +
-                               ucs_time_from_sec(ucp_failover_timeout());
-    ucp_failover_probe_flush(fo);
+    ucp_failover_rebuild_probe(fo, msg->seq, msg->src_ep_id);
 }
 
 /* Requests of the failed lane that wait on the other lane's endpoint (the
@@ -2215,6 +2274,10 @@ static void ucp_failover_rebuild_progress(ucp_failover_t *fo)
         }
         break;
     case UCP_FAILOVER_REBUILD_PROVEN:
+        if (ucp_failover_is_self(fo->ep)) {
+            ucp_failover_restore_start(fo);
+            break;
+        }
         memset(&confirm, 0, sizeof(confirm));
         confirm.hdr.type         = UCP_FAILOVER_MSG_REBUILD_CONFIRM;
         confirm.hdr.token_length = sizeof(confirm.rb);

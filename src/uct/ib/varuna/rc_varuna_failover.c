@@ -210,6 +210,16 @@ void uct_rc_varuna_ep_failover(uct_rc_varuna_ep_t *ep, unsigned lane,
                  uct_rc_varuna_lane_str(iface, other, to, sizeof(to)),
                  uct_rc_varuna_lane_state_str(ep->lane[other].state));
         uct_rc_varuna_lane_fence(failed);
+        if ((ep->tx.sn == ep->tx.done_sn) &&
+            !(ep->super.flags & UCT_RC_EP_FLAG_FLUSH_CANCEL)) {
+            /* nothing flushed to carry it: an idle endpoint whose standby
+             * was lost before (a failover onto it done, its port down)
+             * heard of its end only at its next operation, or from UCP's
+             * keepalive 20 s later, and UCP's lane failover waited that
+             * long. Not from here, which may be a loop over the
+             * endpoints */
+            uct_rc_varuna_ep_fail_later(ep, UCS_ERR_ENDPOINT_TIMEOUT);
+        }
         return;
     }
 

@@ -33,6 +33,12 @@ extern "C" {
  * same failure ends the endpoint (the error callback): what the spare
  * changes.
  *
+ * Variant loopback: the sender's endpoint to its own worker, as OpenSHMEM
+ * makes one from every PE to itself. UCP gives it two endpoints of one
+ * worker (the one asked for and the one the wireup request made), each
+ * with its failover of the lane, so every message of the lane failover
+ * goes from one to the other inside the worker.
+ *
  * The lane failover tries to connect a moved lane again every
  * UCX_UCP_FAILOVER_REBUILD_INTERVAL, here 100 ms: in every case below that
  * keeps the ports down until the end, those tries fail while the test runs.
@@ -47,7 +53,8 @@ public:
 
     enum {
         VARIANT_SPARE,
-        VARIANT_NO_SPARE
+        VARIANT_NO_SPARE,
+        VARIANT_LOOPBACK
     };
 
     test_rc_varuna_ucp_spare_lane() : m_err_count(0)
@@ -69,6 +76,8 @@ public:
         add_variant_with_value(variants, features, VARIANT_SPARE, "");
         add_variant_with_value(variants, features, VARIANT_NO_SPARE,
                                "no_spare");
+        add_variant_with_value(variants, features, VARIANT_LOOPBACK,
+                               "loopback");
     }
 
     virtual void init()
@@ -77,6 +86,10 @@ public:
         modify_config("NET_DEVICES", "softib0:1,softib0:2");
         ucp_test::init();
         m_softib.require();
+        if (loopback()) {
+            sender().connect(&sender(), get_ep_params());
+            return;
+        }
         sender().connect(&receiver(), get_ep_params());
         receiver().connect(&sender(), get_ep_params());
     }
@@ -88,7 +101,7 @@ public:
         }
         m_rkey.reset();
         if (m_memh != NULL) {
-            ucp_mem_unmap(receiver().ucph(), m_memh);
+            ucp_mem_unmap(target().ucph(), m_memh);
             m_memh = NULL;
         }
         scoped_log_handler hide_err(hide_errors_logger);
@@ -99,7 +112,18 @@ public:
 protected:
     bool spare() const
     {
-        return get_variant_value() == VARIANT_SPARE;
+        return get_variant_value() != VARIANT_NO_SPARE;
+    }
+
+    bool loopback() const
+    {
+        return get_variant_value() == VARIANT_LOOPBACK;
+    }
+
+    /* the entity whose memory the sender's operations reach */
+    entity &target()
+    {
+        return loopback() ? sender() : receiver();
     }
 
     ucp_ep_params_t get_ep_params()
@@ -149,8 +173,8 @@ protected:
                             UCP_MEM_MAP_PARAM_FIELD_LENGTH;
         params.address    = &m_target[0];
         params.length     = SLOTS * sizeof(uint64_t);
-        ASSERT_UCS_OK(ucp_mem_map(receiver().ucph(), &params, &m_memh));
-        ASSERT_UCS_OK(ucp_rkey_pack(receiver().ucph(), m_memh, &rkey_buffer,
+        ASSERT_UCS_OK(ucp_mem_map(target().ucph(), &params, &m_memh));
+        ASSERT_UCS_OK(ucp_rkey_pack(target().ucph(), m_memh, &rkey_buffer,
                                     &rkey_size));
         ASSERT_UCS_OK(ucp_ep_rkey_unpack(sender().ep(), rkey_buffer, &rkey));
         m_rkey.reset(rkey, ucp_rkey_destroy);
@@ -261,7 +285,7 @@ protected:
 
     /* NUM_OPS rounds on a zeroed target, results not yet written; after
      * the first third, the given port of softib0 goes down (both: and the
-     * same port of softib1, the standby's) */
+     * same port of softib1, the standby's; port 0: none) */
     std::vector<ucs_status_t> rounds_through(ucs_time_t deadline,
                                              unsigned port, bool both)
     {
@@ -273,11 +297,14 @@ protected:
         for (unsigned i = 0; i < NUM_OPS / 3; ++i) {
             post_round(i);
         }
-        UCS_TEST_MESSAGE << "taking down softib0:" << port
-                         << (both ? " and softib1:" + ucs::to_string(port) :
-                             std::string());
-        m_softib.link("softib0", port, false);
-        if (both) {
+        if (port != 0) {
+            UCS_TEST_MESSAGE << "taking down softib0:" << port
+                             << (both ? " and softib1:" +
+                                        ucs::to_string(port) :
+                                 std::string());
+            m_softib.link("softib0", port, false);
+        }
+        if ((port != 0) && both) {
             m_softib.link("softib1", port, false);
         }
         for (unsigned i = NUM_OPS / 3; i < NUM_OPS; ++i) {
@@ -298,6 +325,30 @@ protected:
         return rounds_through(deadline, rma_port(), both);
     }
 
+    /* every move of a QP to RTR on both devices fails (on), or no more
+     * (off) */
+    void refuse_connect(bool on)
+    {
+        struct softib_rule rule;
+
+        if (!on) {
+            for (size_t i = 0; i < m_rules.size(); ++i) {
+                m_softib.rule_del(m_rules[i]);
+            }
+            m_rules.clear();
+            return;
+        }
+        for (const char *dev : {"softib0", "softib1"}) {
+            memset(&rule, 0, sizeof(rule));
+            rule.kind  = SOFTIB_RULE_FAIL;
+            rule.dev   = dev;
+            rule.verbs = SOFTIB_VERB_CONNECT_QP;
+            rule.count = SOFTIB_FOREVER;
+            rule.err   = ENETUNREACH;
+            m_rules.push_back(m_softib.rule(rule));
+        }
+    }
+
     /* lanes of the endpoint whose traffic the lane failover moved */
     static unsigned moved_lanes(ucp_ep_h ep)
     {
@@ -309,12 +360,29 @@ protected:
         return moved;
     }
 
+    /* the same over every endpoint of the peer's worker: the receiver's
+     * endpoint, or in the loopback both of the sender's worker */
+    unsigned peer_moved_lanes()
+    {
+        ucp_worker_h worker = target().worker();
+        ucp_ep_ext_gen_t *ext;
+        unsigned moved = 0;
+
+        UCS_ASYNC_BLOCK(&worker->async);
+        ucs_list_for_each(ext, &worker->all_eps, ep_list) {
+            moved += moved_lanes(ucp_ep_from_ext_gen(ext));
+        }
+        UCS_ASYNC_UNBLOCK(&worker->async);
+        return moved;
+    }
+
     size_t                  m_err_count;
     softib_control          m_softib;
     std::vector<uint64_t>   m_target;
     ucp_mem_h               m_memh = NULL;
     ucs::handle<ucp_rkey_h> m_rkey;
     std::vector<void*>      m_reqs;
+    std::vector<uint32_t>   m_rules;
     uint64_t                m_one;
     uint32_t                m_one32;
     uint64_t                m_put_value[NUM_OPS];
@@ -366,6 +434,54 @@ UCS_TEST_P(test_rc_varuna_ucp_spare_lane, both_paths_of_the_lane_die)
 }
 
 /*
+ * Both paths of the lane die one after the other, on an idle endpoint: its
+ * port, and when rc_varuna's failover onto the standby is done, the
+ * standby's. Nothing is in flight to carry the error, which used to come
+ * at the endpoint's next operation or from UCP's keepalive 20 s later: the
+ * lane moves (the spare) or the endpoint fails (no_spare) within 3 s, and
+ * with the spare the rounds after it are exactly once.
+ */
+UCS_TEST_P(test_rc_varuna_ucp_spare_lane, idle_paths_die_one_after_another)
+{
+    ucs_time_t deadline;
+    unsigned port;
+
+    flush_workers();
+    map_target();
+    m_one   = 1;
+    m_one32 = 1;
+    port    = rma_port();
+    UCS_TEST_MESSAGE << "taking down softib0:" << port << ", then softib1:"
+                     << port;
+    m_softib.link("softib0", port, false);
+    deadline = ucs_get_time() + ucs_time_from_msec(300);
+    while (ucs_get_time() < deadline) {
+        progress();
+    }
+    m_softib.link("softib1", port, false);
+
+    deadline = ucs_get_time() + ucs_time_from_sec(3);
+    if (!spare()) {
+        while ((m_err_count == 0) && (ucs_get_time() < deadline)) {
+            progress();
+        }
+        EXPECT_GE(m_err_count, 1u) << "the idle endpoint with no path left "
+                                      "did not fail within 3 s";
+        return;
+    }
+
+    while ((moved_lanes(sender().ep()) == 0) && (ucs_get_time() < deadline)) {
+        progress();
+    }
+    ASSERT_EQ(1u, moved_lanes(sender().ep()))
+            << "the idle endpoint's lane did not move within 3 s";
+    deadline = ucs_get_time() + ucs_time_from_sec(30);
+    expect_all_done(rounds_through(deadline, 0, false));
+    verify_exactly_once();
+    EXPECT_EQ(0u, m_err_count);
+}
+
+/*
  * One path of the lane dies (its port; the standby lives): rc_varuna's own
  * failover, under 64-bit and 32-bit atomics that UCP does with active
  * messages (the audit's gap: no 32-bit atomic had been through a
@@ -394,6 +510,7 @@ UCS_TEST_P(test_rc_varuna_ucp_spare_lane, full_cycle)
 {
     ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(60);
     unsigned port, other;
+    int64_t created;
     ucs_time_t until;
 
     if (!spare()) {
@@ -412,26 +529,48 @@ UCS_TEST_P(test_rc_varuna_ucp_spare_lane, full_cycle)
         verify_exactly_once();
         EXPECT_EQ(1u, moved_lanes(sender().ep())) << "the lane did not move";
 
-        /* tries while the ports are down: at 100 ms, then 200 and 400 */
-        until = ucs_get_time() + ucs_time_from_msec(800);
-        while (ucs_get_time() < until) {
-            progress();
+        /* tries while the ports are down, each side at 100 ms, then 200
+         * and 400 after the last; each makes a new endpoint (its QP on
+         * softib0, its standby's on softib1). softib would connect them
+         * (its ports take an RTR while down), rxe does not: as there, the
+         * moves to RTR fail meanwhile, so every try fails at a connect */
+        created = m_softib.counter("softib0", "qp_created");
+        ASSERT_GE(created, 0);
+        {
+            /* rc_varuna's error on each refused connect */
+            scoped_log_handler hide_err(hide_errors_logger);
+            refuse_connect(true);
+            until = ucs_get_time() + ucs_time_from_msec(800);
+            while (ucs_get_time() < until) {
+                progress();
+            }
+            refuse_connect(false);
         }
+        created = m_softib.counter("softib0", "qp_created") - created;
+        UCS_TEST_MESSAGE << created << " QPs on softib0 by the tries while "
+                         << "the ports were down";
         EXPECT_EQ(1u, moved_lanes(sender().ep()))
                 << "the lane went back while its ports were down";
+        /* at least one try; at most four a side (100 ms, then 200 and 400
+         * after), each with a new endpoint on the side that asks and one
+         * on the side that answers. A try that a side failed to answer
+         * used to leave that side's own next try due at once: in the
+         * loopback, hundreds. */
+        EXPECT_GE(created, 1) << "no try while the ports were down";
+        EXPECT_LE(created, 16) << "tries not spaced by their interval";
 
         UCS_TEST_MESSAGE << "softib0:" << port << " and softib1:" << port
                          << " up again";
         m_softib.link("softib0", port, true);
         m_softib.link("softib1", port, true);
         while (((moved_lanes(sender().ep()) != 0) ||
-                (moved_lanes(receiver().ep()) != 0)) &&
+                (peer_moved_lanes() != 0)) &&
                (ucs_get_time() < deadline)) {
             progress();
         }
         ASSERT_EQ(0u, moved_lanes(sender().ep()))
                 << "the lane was not connected again";
-        ASSERT_EQ(0u, moved_lanes(receiver().ep()))
+        ASSERT_EQ(0u, peer_moved_lanes())
                 << "the peer's lane was not connected again";
         EXPECT_EQ("softib0:" + ucs::to_string(port),
                   rma_devices(sender().ep()).at(0));
