@@ -312,6 +312,9 @@ typedef struct ucp_failover {
         uint8_t             probe_done;   /* its completion came */
         uint8_t             mark_sent;    /* RESTORE: the marker is out */
         uint8_t             marked;       /* RESTORE: the peer took it */
+        uint8_t             self;         /* the try's ask came back to us:
+                                             an endpoint connected to its
+                                             own worker */
         ucs_status_t        probe_status;
         uct_ep_h            uct_ep;       /* the new endpoint, on the failed
                                              lane's resource */
@@ -1859,20 +1862,6 @@ static ucs_status_t ucp_failover_rebuild_send(ucp_failover_t *fo,
            ucp_failover_msg_send(fo->ep, lane, msg);
 }
 
-/*
- * An endpoint connected to its own worker (OpenSHMEM makes one from every PE
- * to itself): UCP 1.13 makes one endpoint, whose remote id is its own and
- * whose transport endpoints are connected to themselves. Every message of
- * the lane failover goes from its failover to itself: the query and the
- * marker work so, but an ask would be answered by the asker, who drops its
- * own try to answer it. Its rebuild is local: the new endpoint is connected
- * to itself, proven by the probe, and restored with no confirmation.
- */
-static int ucp_failover_is_self(ucp_ep_h ep)
-{
-    return ucp_ep_remote_id(ep) == ucp_ep_local_id(ep);
-}
-
 static void ucp_failover_rebuild_ask(ucp_failover_t *fo)
 {
     ucp_failover_rebuild_buf_t ask;
@@ -1887,17 +1876,7 @@ static void ucp_failover_rebuild_ask(ucp_failover_t *fo)
     }
 
     fo->rebuild.attempt = fo->rebuild.tries;
-    if (ucp_failover_is_self(fo->ep)) {
-        /* no peer to ask: the new endpoint is connected to itself */
-        status = ucp_failover_rebuild_connect(fo, &ask.rb);
-        if (status != UCS_OK) {
-            ucp_failover_rebuild_retry(fo, "connect", status);
-            return;
-        }
-        ucp_failover_rebuild_probe(fo, fo->seq, ucp_ep_local_id(fo->ep));
-        return;
-    }
-
+    fo->rebuild.self    = 0;
     ask.hdr.type        = UCP_FAILOVER_MSG_REBUILD_ASK;
     ask.rb.attempt      = fo->rebuild.attempt;
     status              = ucp_failover_rebuild_send(fo, &ask.hdr);
@@ -1932,6 +1911,30 @@ ucp_failover_find_lane(ucp_ep_h ep, const ucp_failover_rebuild_msg_t *rb)
     return found;
 }
 
+/*
+ * Our own ask came back to us: the endpoint is connected to its own worker
+ * (OpenSHMEM makes one from every PE to itself). UCP 1.13 makes one
+ * endpoint there, whose remote id is its own and whose transport endpoints
+ * are connected to themselves, so every message of the lane failover goes
+ * from its failover to itself: the query and the marker work so, but the
+ * asker would answer its own ask (and drop its try to do so). The try goes
+ * on alone: the new endpoint is connected to itself (the ask carries its
+ * addresses), proven by the probe, and restored with no confirmation.
+ */
+static void ucp_failover_rebuild_self(ucp_failover_t *fo,
+                                      const ucp_failover_rebuild_msg_t *rb)
+{
+    ucs_status_t status;
+
+    fo->rebuild.self = 1;
+    status           = ucp_failover_rebuild_connect(fo, rb);
+    if (status != UCS_OK) {
+        ucp_failover_rebuild_retry(fo, "connect to itself", status);
+        return;
+    }
+    ucp_failover_rebuild_probe(fo, fo->seq, ucp_ep_local_id(fo->ep));
+}
+
 /* Of two asks that crossed, does ours go on? The worker with the smaller
  * UUID wins; an endpoint connected to its own worker has two endpoints of
  * one UUID, each with a failover of the lane, and there the smaller
@@ -1960,6 +1963,15 @@ static void ucp_failover_rebuild_asked(ucp_ep_h ep,
 
     memset(&answer, 0, sizeof(answer));
     fo = ucp_failover_find_lane(ep, rb);
+    if ((rb->uuid == ep->worker->uuid) &&
+        (msg->src_ep_id == ucp_ep_local_id(ep))) {
+        if ((fo != NULL) && (fo->state == UCP_FAILOVER_FORWARD) &&
+            (fo->rebuild.state == UCP_FAILOVER_REBUILD_ASKED) &&
+            (rb->attempt == fo->rebuild.attempt)) {
+            ucp_failover_rebuild_self(fo, rb);
+        }
+        return; /* else an ask of ours of a try that ended */
+    }
     if ((fo != NULL) && (fo->state == UCP_FAILOVER_FORWARD) &&
         (fo->rebuild.state == UCP_FAILOVER_REBUILD_ASKED) &&
         ucp_failover_rebuild_ask_wins(ep, msg)) {
@@ -2274,7 +2286,7 @@ static void ucp_failover_rebuild_progress(ucp_failover_t *fo)
         }
         break;
     case UCP_FAILOVER_REBUILD_PROVEN:
-        if (ucp_failover_is_self(fo->ep)) {
+        if (fo->rebuild.self) {
             ucp_failover_restore_start(fo);
             break;
         }

@@ -34,10 +34,14 @@ extern "C" {
  * changes.
  *
  * Variant loopback: the sender's endpoint to its own worker, as OpenSHMEM
- * makes one from every PE to itself. UCP gives it two endpoints of one
- * worker (the one asked for and the one the wireup request made), each
- * with its failover of the lane, so every message of the lane failover
- * goes from one to the other inside the worker.
+ * makes one from every PE to itself: one UCP endpoint whose remote id is
+ * its own, so every message of its lane failover comes back to it.
+ *
+ * Variant spare_peer: the spare with peer error handling, where UCP gives
+ * endpoints indirect ids, numbered per worker: the sender's endpoint and
+ * the receiver's have the same id, as two processes' first endpoints do
+ * (on rxe a rebuild that took equal ids for a loopback connected a lane
+ * to itself).
  *
  * The lane failover tries to connect a moved lane again every
  * UCX_UCP_FAILOVER_REBUILD_INTERVAL, here 100 ms: in every case below that
@@ -54,7 +58,8 @@ public:
     enum {
         VARIANT_SPARE,
         VARIANT_NO_SPARE,
-        VARIANT_LOOPBACK
+        VARIANT_LOOPBACK,
+        VARIANT_SPARE_PEER
     };
 
     test_rc_varuna_ucp_spare_lane() : m_err_count(0)
@@ -78,6 +83,8 @@ public:
                                "no_spare");
         add_variant_with_value(variants, features, VARIANT_LOOPBACK,
                                "loopback");
+        add_variant_with_value(variants, features, VARIANT_SPARE_PEER,
+                               "spare_peer");
     }
 
     virtual void init()
@@ -131,7 +138,7 @@ protected:
         ucp_ep_params_t params;
 
         memset(&params, 0, sizeof(params));
-        if (!spare()) {
+        if (!spare() || (get_variant_value() == VARIANT_SPARE_PEER)) {
             params.field_mask      = UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                                      UCP_EP_PARAM_FIELD_ERR_HANDLER;
             params.err_mode        = UCP_ERR_HANDLING_MODE_PEER;
@@ -395,6 +402,10 @@ UCS_TEST_P(test_rc_varuna_ucp_spare_lane, lanes)
     std::vector<std::string> devs = rma_devices(sender().ep());
 
     ASSERT_FALSE(devs.empty());
+    flush_workers();
+    UCS_TEST_MESSAGE << "endpoint ids: sender's 0x" << std::hex
+                     << ucp_ep_local_id(sender().ep()) << ", its peer's 0x"
+                     << ucp_ep_remote_id(sender().ep());
     if (spare()) {
         ASSERT_EQ(2u, devs.size()) << "no spare lane";
         EXPECT_NE(devs[0], devs[1]);
