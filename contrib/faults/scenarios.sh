@@ -56,6 +56,11 @@
 #                  mid-run (PE 0 asks, the fault is put in place, PE 0 goes
 #                  on): every counter, fetch result and put right, and a
 #                  lane_failover report from every PE (issue 32)
+#   shmem-cycle:N[:P]  the same through a full cycle: links 1+2 down, back
+#                  2 s later; once the moved lanes are connected again
+#                  (UCP's lane rebuild, UCX_UCP_FAILOVER_REBUILD_INTERVAL,
+#                  1 s unless set) links 3+4 go down and the traffic moves
+#                  back: all right, every PE with a lane connected again
 #   wakeup         wakeup-A and wakeup-loss-B: down-A, loss-B with both
 #                  sides in UCP's wakeup mode (they sleep on the worker's
 #                  event fd whenever progress finds nothing; issue 11), for
@@ -82,7 +87,8 @@
 #                  softib cycles:10:64 loss-A:64
 #   long           links down-A down-B loss-A loss-B blanket cycles:20
 #                  cycles:10:64 down-A:64 loss-A:64 loss-B:64 mpi:10 mpi:4:4
-#                  mpi-double:5 shmem-double:3 lane lane-peer-killed
+#                  mpi-double:5 shmem-double:3 shmem-cycle:3 lane
+#                  lane-peer-killed
 #
 # Needs RC_VARUNA_PREFIX (our build/prefix; on rxe visible in the guest: not
 # under the host's /tmp, /run or /dev/shm), and for mpi:N RC_VARUNA_MPI_PROG (the
@@ -109,7 +115,9 @@ sc_mark "$SC_BACKEND up (kernel $(uname -r)); scenarios: $*"
 backend_setup || exit 1
 
 export UCX_TLS=rc_varuna,ud_verbs:aux
-export UCX_LOG_LEVEL=info
+# RC_VARUNA_SC_LOG_LEVEL=debug: the jobs' UCX logs in full (reaches the rxe
+# guest, as every RC_VARUNA_* variable)
+export UCX_LOG_LEVEL=${RC_VARUNA_SC_LOG_LEVEL:-info}
 export UCX_WARN_UNUSED_ENV_VARS=n
 
 
@@ -1171,15 +1179,57 @@ sc_mpi_double()
 }
 
 
+# The rest of a full cycle (shmem-cycle), once the first fault is in
+# place: links 1 and 2 come back 2 s later; when PE 0 asks for the second
+# fault, links 3 and 4 go down as soon as every lane that moved is
+# connected again (as many lane_restored reports as lane_failover), or
+# after 40 s (PE 0 waits 60). sc_shmem_cycle_rest PID FAULT_FILE REPORT
+sc_shmem_cycle_rest()
+{
+    local pid=$1 fault=$2 report=$3 t0 moved restored
+
+    [[ -e $fault.applied ]] || return 0
+    fsleep 2
+    sc_event "heal: link_heal 1; link_heal 2"
+    link_heal 1
+    link_heal 2
+    while kill -0 $pid 2>/dev/null && [[ ! -e $fault.2 ]]; do
+        fsleep 0.05
+    done
+    if [[ ! -e $fault.2 ]]; then
+        sc_info "$SC_NAME: the job ended before asking for the second fault"
+        return 0
+    fi
+    t0=$SECONDS
+    while kill -0 $pid 2>/dev/null && ((SECONDS - t0 < 40)); do
+        moved=$(sc_count "$report" '"event":"lane_failover"')
+        restored=$(sc_count "$report" '"event":"lane_restored"')
+        ((restored >= moved)) && break
+        fsleep 0.1
+    done
+    sc_event "second fault: link_down 3 A; link_down 4 A ($restored of" \
+             "$moved moved lanes connected again, $((SECONDS - t0)) s after" \
+             "PE 0 asked)"
+    link_down 3 A
+    link_down 4 A
+    : >"$fault.2.applied"
+}
+
 # One OpenSHMEM run with a fault from outside: sc_shmem_run N PES ACTION HEAL
+# (SC_SHMEM_CYCLE=1: the full cycle, sc_shmem_cycle_rest)
 sc_shmem_run()
 {
     local n=$1 pes=$2 action=$3 heal=$4 fault=$sc_tmp/shmem-fault pid rc
     local reports ok_lines missing p pids verdict why iters=3000
+    local cycle=${SC_SHMEM_CYCLE:-0} restored rpids cycle_args=
 
     SC_NAME=shmem$pes-double-$n
+    if ((cycle)); then
+        SC_NAME=shmem$pes-cycle-$n
+        cycle_args="-G $((iters / 2))"
+    fi
     SC_DIR=$SC_LOGS/$SC_NAME
-    rm -rf "$SC_DIR" "$fault" "$fault.applied"
+    rm -rf "$SC_DIR" "$fault" "$fault.applied" "$fault.2" "$fault.2.applied"
     mkdir -p "$SC_DIR"
     : >"$SC_DIR/report.json"
     SC_T0=$(sc_us)
@@ -1194,9 +1244,11 @@ sc_shmem_run()
         --mca osc ucx --mca btl self --mca opal_common_ucx_tls any \
         --mca opal_common_ucx_devices any \
         $sc_tmp/mpi-rank "$RC_VARUNA_SHMEM_PROG" -i $iters \
-        -f $((iters / 3)) -F "$fault" >"$SC_DIR/out.log" 2>&1 </dev/null &
+        -f $((iters / 3)) -F "$fault" $cycle_args >"$SC_DIR/out.log" 2>&1 \
+        </dev/null &
     pid=$!
     sc_fault_on_ask $pid "$fault" "$action" "PE 0"
+    ((cycle)) && sc_shmem_cycle_rest $pid "$fault" "$SC_DIR/report.json"
     wait $pid
     rc=$?
     eval "$heal"
@@ -1212,6 +1264,9 @@ sc_shmem_run()
     pids=$(sed -n -E 's/.*"event":"lane_failover","pid":([0-9]+),.*/\1/p' \
            "$SC_DIR/report.json" | sort -u | wc -l)
     ((pids < pes)) && missing=$((pes - pids))
+    restored=$(sc_count "$SC_DIR/report.json" '"event":"lane_restored"')
+    rpids=$(sed -n -E 's/.*"event":"lane_restored","pid":([0-9]+),.*/\1/p' \
+            "$SC_DIR/report.json" | sort -u | wc -l)
     if ((rc == 124 || rc == 137)); then
         verdict="HANG (killed after $SC_LIMIT s)"
     elif ((rc != 0)) || ! grep -q '^shmem_failover: OK' "$SC_DIR/out.log"
@@ -1223,11 +1278,20 @@ sc_shmem_run()
         verdict="WRONG: $ok_lines OK lines of $pes PEs"
     elif ((missing > 0)); then
         verdict="WRONG: $missing of $pes PEs without a lane failover"
+    elif ((cycle && rpids < pes)); then
+        verdict="WRONG: $((pes - rpids)) of $pes PEs with no lane connected again"
+    elif ((cycle)) && [[ ! -e $fault.2.applied ]]; then
+        verdict="WRONG: the second fault was not put in place"
     else
         verdict=OK
     fi
     sc_reports
-    if [[ $verdict == OK ]]; then
+    if [[ $verdict == OK ]] && ((cycle)); then
+        sc_ok "$SC_NAME: correct through both faults (links 1+2 down, back," \
+              "links 3+4 down); $reports lane failovers, $restored lanes" \
+              "connected again ($SC_SECS s)"
+        return 0
+    elif [[ $verdict == OK ]]; then
         sc_ok "$SC_NAME ($action): correct through the fault; $reports" \
               "lane failovers ($SC_SECS s)"
         return 0
@@ -1257,6 +1321,40 @@ sc_shmem_double()
     sc_mark "shmem-double: $n runs of shmem_failover, $pes PEs, two device" \
             "pairs (links 1+2, 3+4); mid-run links 1 and 2 down"
     sc_double_runs shmem-double $n $pes PEs sc_shmem_run
+}
+
+# shmem-double's runs through a full cycle: links 1 and 2 down, back 2 s
+# later; the lanes that moved are connected again (UCP's lane rebuild, at
+# UCX_UCP_FAILOVER_REBUILD_INTERVAL, 1 s unless set), then links 3 and 4
+# (the spare lane's pair) go down and the traffic moves back. Every
+# counter, fetch result and put right, every PE with a lane failover and a
+# lane connected again.
+sc_shmem_cycle()
+{
+    local n=$1 pes=$2 i l ok=0
+    local -x UCX_UCP_FAILOVER_REBUILD_INTERVAL=${UCX_UCP_FAILOVER_REBUILD_INTERVAL:-1s}
+    local SC_A_NET SC_A_STANDBY SC_B_NET SC_B_STANDBY SC_SHMEM_CYCLE=1
+    [[ -n ${RC_VARUNA_SHMEM_PROG:-} && -x $RC_VARUNA_SHMEM_PROG ]] || {
+        sc_bad "shmem-cycle: no shmem_failover (RC_VARUNA_SHMEM_PROG=${RC_VARUNA_SHMEM_PROG:-})"
+        return 1
+    }
+    command -v oshrun >/dev/null || { sc_bad "shmem-cycle: no oshrun"; return 1; }
+    sc_two_lanes || return 1
+    SC_LIMIT=300
+    sc_mpi_wrapper
+    sc_mark "shmem-cycle: $n runs of shmem_failover, $pes PEs, two device" \
+            "pairs; links 1+2 down, back, then links 3+4 down" \
+            "(rebuild every $UCX_UCP_FAILOVER_REBUILD_INTERVAL)"
+    for ((i = 1; i <= n; i++)); do
+        sc_shmem_run $i $pes "link_down 1 A; link_down 2 A" \
+            "link_heal 1; link_heal 2; link_heal 3; link_heal 4" &&
+            ok=$((ok + 1))
+        for l in 1 2 3 4; do
+            backend_link_active $l ||
+                sc_info "shmem-cycle: link $l not ACTIVE again after run $i"
+        done
+    done
+    sc_info "shmem-cycle: $n runs of $pes PEs: $ok correct, $((n - ok)) not"
 }
 
 
@@ -1299,7 +1397,7 @@ if [[ -z $list || $list == short ]]; then
     [[ $SC_BACKEND == softib ]] && list+=" cycles:10:64 loss-A:64"
 fi
 [[ $list == long ]] &&
-    list="links down-A down-B loss-A loss-B blanket cycles:20 cycles:10:64 down-A:64 loss-A:64 loss-B:64 mpi:10 mpi:4:4 mpi-double:5 shmem-double:3 lane lane-peer-killed"
+    list="links down-A down-B loss-A loss-B blanket cycles:20 cycles:10:64 down-A:64 loss-A:64 loss-B:64 mpi:10 mpi:4:4 mpi-double:5 shmem-double:3 shmem-cycle:3 lane lane-peer-killed"
 for sc in $list; do
     SC_CURRENT=$sc
     case $sc in
@@ -1343,6 +1441,8 @@ for sc in $list; do
     mpi-double:*)   sc_mpi_double ${sc#mpi-double:} 2 ;;
     shmem-double:*:*) sc=${sc#shmem-double:}; sc_shmem_double ${sc%:*} ${sc#*:} ;;
     shmem-double:*) sc_shmem_double ${sc#shmem-double:} 2 ;;
+    shmem-cycle:*:*) sc=${sc#shmem-cycle:}; sc_shmem_cycle ${sc%:*} ${sc#*:} ;;
+    shmem-cycle:*) sc_shmem_cycle ${sc#shmem-cycle:} 2 ;;
     *)        sc_bad "unknown scenario '$sc'" ;;
     esac
 done

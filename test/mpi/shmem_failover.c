@@ -26,9 +26,13 @@
  * the rxe VM), PE 0 creates FILE at FAIL_AT instead and waits (up to
  * SF_FAULT_WAIT_S) for FILE.applied before its next operation; the other
  * PEs go on meanwhile, their operations to PE 0 in flight when it comes.
+ * With -G FAIL2_AT as well, PE 0 asks for a second fault the same way at
+ * FAIL2_AT (FILE.2, FILE.2.applied), progressing meanwhile: whoever puts
+ * it in place may wait for the first one's lane to be connected again,
+ * which needs both sides' progress (a full cycle).
  *
  * Usage: shmem_failover [-i ITERATIONS] [-f FAIL_AT|-1] [-d DEV:PORT]
- *                       [-n WORDS] [-L MS] [-F FILE]
+ *                       [-n WORDS] [-L MS] [-F FILE [-G FAIL2_AT]]
  * Prints "pe N: OK ..." or "pe N: WRONG ..." per PE, and
  * "shmem_failover: OK" from PE 0 when all are right; exits 1 if not.
  */
@@ -91,8 +95,9 @@ static int sf_fault(const char *link, int it, int fail_at, int loss_ms)
     return 1;
 }
 
-/* -F: PE 0 asks for the fault and waits until it is in place */
-static void sf_fault_outside(const char *fault_file)
+/* -F: PE 0 asks for the fault and waits until it is in place (progress:
+ * and progresses its worker meanwhile) */
+static void sf_fault_outside(const char *fault_file, int progress)
 {
     char applied[4096];
     double t0 = now_ms();
@@ -113,6 +118,12 @@ static void sf_fault_outside(const char *fault_file)
             fflush(stdout);
             shmem_global_exit(2);
         }
+        if (progress) {
+            /* a blocking read of the counter of the PE after us: UCP
+             * progresses until it is back (shmem_quiet with nothing
+             * outstanding returns without progress) */
+            (void)shmem_long_atomic_fetch(&sf_counter, 1 % shmem_n_pes());
+        }
         usleep(1000);
     }
 }
@@ -120,20 +131,23 @@ static void sf_fault_outside(const char *fault_file)
 static void usage(const char *prog)
 {
     fprintf(stderr, "usage: %s [-i ITERATIONS] [-f FAIL_AT|-1] [-d DEV:PORT] "
-            "[-n WORDS (<= %d)] [-L MS] [-F FILE]\n", prog, SF_MAX_WORDS);
+            "[-n WORDS (<= %d)] [-L MS] [-F FILE [-G FAIL2_AT]]\n", prog,
+            SF_MAX_WORDS);
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
     int iterations = 2000, fail_at = -2, words = 64, loss_ms = 0, down = 0;
+    int fail2_at = -1;
     const char *link = "softib0:1", *fault_file = NULL;
+    char fault2_file[4096];
     long buf[SF_MAX_WORDS], back[SF_MAX_WORDS], counter;
     int me, npes, target, it, j, opt, wrong = 0, early = 0, first_early = -1;
     long early_counter = 0;
     long *fetched;
 
-    while ((opt = getopt(argc, argv, "i:f:d:n:L:F:h")) != -1) {
+    while ((opt = getopt(argc, argv, "i:f:d:n:L:F:G:h")) != -1) {
         switch (opt) {
         case 'i': iterations = atoi(optarg); break;
         case 'f': fail_at = atoi(optarg); break;
@@ -141,6 +155,7 @@ int main(int argc, char **argv)
         case 'n': words = atoi(optarg); break;
         case 'L': loss_ms = atoi(optarg); break;
         case 'F': fault_file = optarg; break;
+        case 'G': fail2_at = atoi(optarg); break;
         default: usage(argv[0]);
         }
     }
@@ -149,6 +164,12 @@ int main(int argc, char **argv)
     }
     if (fail_at == -2) {
         fail_at = iterations / 2;
+    }
+    if ((fail2_at >= 0) && ((fault_file == NULL) || (fail2_at <= fail_at))) {
+        usage(argv[0]); /* -G: from outside, after the first */
+    }
+    if (fault_file != NULL) {
+        snprintf(fault2_file, sizeof(fault2_file), "%s.2", fault_file);
     }
 
     fetched = calloc(iterations, sizeof(*fetched));
@@ -166,6 +187,9 @@ int main(int argc, char **argv)
                "%s%s down at iteration %d", npes, iterations, words,
                fault_file ? "a fault from outside, " : "link ",
                fault_file ? fault_file : link, fail_at);
+        if (fail2_at >= 0) {
+            printf(", a second (%s) at iteration %d", fault2_file, fail2_at);
+        }
         if (loss_ms > 0) {
             printf(", losing every response %d ms before", loss_ms);
         }
@@ -179,9 +203,12 @@ int main(int argc, char **argv)
             if (fault_file == NULL) {
                 down = sf_fault(link, it, fail_at, loss_ms);
             } else if (it >= fail_at) {
-                sf_fault_outside(fault_file);
+                sf_fault_outside(fault_file, 0);
                 down = 1;
             }
+        }
+        if ((me == 0) && (fail2_at >= 0) && (it == fail2_at)) {
+            sf_fault_outside(fault2_file, 1);
         }
 
         fetched[it] = shmem_long_atomic_fetch_add(&sf_counter, 1, target);
