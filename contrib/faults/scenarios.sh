@@ -82,9 +82,9 @@
 #                  same-round ratios and packets per iteration
 #   udqp           the aux UD lane's QP in the error state is reset (issue 9;
 #                  rxe only: UCX's gtest binary, test_rc_varuna_ud_aux)
-#   short          links down-A loss-B cycles:3 mpi:2 mpi-double:1 after
-#                  wakeup udqp lane lane-peer-killed loss-B:64, and on
-#                  softib cycles:10:64 loss-A:64
+#   short          links down-A loss-B cycles:3 mpi:2 mpi-double:1
+#                  shmem-cycle:1 after wakeup udqp lane lane-peer-killed
+#                  loss-B:64, and on softib cycles:10:64 loss-A:64
 #   long           links down-A down-B loss-A loss-B blanket cycles:20
 #                  cycles:10:64 down-A:64 loss-A:64 loss-B:64 mpi:10 mpi:4:4
 #                  mpi-double:5 shmem-double:3 shmem-cycle:3 lane
@@ -1392,7 +1392,7 @@ sc_udqp()
 # ---------------------------------------------------------------- main
 list="$*"
 if [[ -z $list || $list == short ]]; then
-    list="links down-A loss-B cycles:3 mpi:2 mpi-double:1 after wakeup udqp lane lane-peer-killed loss-B:64"
+    list="links down-A loss-B cycles:3 mpi:2 mpi-double:1 shmem-cycle:1 after wakeup udqp lane lane-peer-killed loss-B:64"
     # 64 endpoint pairs through cycles: 15 s on softib, minutes under TCG
     [[ $SC_BACKEND == softib ]] && list+=" cycles:10:64 loss-A:64"
 fi

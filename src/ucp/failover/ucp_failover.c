@@ -113,14 +113,14 @@ static ucs_config_field_t ucp_failover_config_table[] = {
    "How long a failover waits for the peer's answer; then the endpoint fails.",
    ucs_offsetof(ucp_failover_config_t, timeout), UCS_CONFIG_TYPE_TIME},
 
-  {"REBUILD_INTERVAL", "0",
+  {"REBUILD_INTERVAL", "1s",
    "After a lane's traffic moved to another lane, how often to try to connect\n"
    "the failed lane again on its own devices (a new transport endpoint on each\n"
    "side, proven by one message before it carries anything). The interval\n"
    "doubles after each try that fails, up to 32 times this value. When a try\n"
    "works, the lane takes its traffic back, and is there for the next\n"
-   "failure of the other lane. 0 (the default): never; on Linux rxe, with\n"
-   "the ports down, the tries have been seen to exhaust memory.",
+   "failure of the other lane. 0: never (the next failure of the other lane\n"
+   "ends the endpoint).",
    ucs_offsetof(ucp_failover_config_t, rebuild_interval), UCS_CONFIG_TYPE_TIME},
 
   {"REPORT", "",
