@@ -202,3 +202,114 @@ UCS_TEST_P(test_rc_varuna_ud_aux, failed_reset_is_tried_again)
 }
 
 _UCT_INSTANTIATE_TEST_CASE(test_rc_varuna_ud_aux, ud_verbs)
+
+
+/*
+ * A UD endpoint that UD made for a peer's connection request (CREQ) must
+ * resend its reply (CREP) when the reply is lost, even when the interface's
+ * progress is disabled: UCP disables it when its last endpoint on the
+ * interface is gone, which the endpoints UD makes for requests are not.
+ * UCX 1.13.1 removed UD's async timer with the progress, the reply was
+ * never resent and the requester never connected: a client that opened 256
+ * endpoints at once over rc_varuna,ud_verbs:aux hung at start-up, the
+ * replies of its last endpoints dropped by its receive queue (6 of 40
+ * runs). contrib/ucx-patches/0011-* keeps the timer while an endpoint
+ * waits for an acknowledgement.
+ */
+class test_rc_varuna_ud_creq : public ud_base_test {
+protected:
+    static ucs_status_t am_count(void *arg, void *data, size_t length,
+                                 unsigned flags)
+    {
+        ++*static_cast<unsigned*>(arg);
+        return UCS_OK;
+    }
+
+    void init()
+    {
+        ud_base_test::init();
+        ASSERT_UCS_OK(uct_iface_set_am_handler(m_e2->iface(), 0, am_count,
+                                               &m_recv, 0));
+        m_softib.require();
+        m_dev = uct_ib_device_name(uct_ib_iface_device(&iface(m_e2)->super));
+        if (m_softib.counter(m_dev.c_str(), "qp_created") < 0) {
+            UCS_TEST_SKIP_R(m_dev + " is not a softib device");
+        }
+    }
+
+    void cleanup()
+    {
+        if (m_softib.error().empty()) {
+            m_softib.reset();
+        }
+        ud_base_test::cleanup();
+    }
+
+    softib_control m_softib;
+    std::string    m_dev;
+    unsigned       m_recv = 0;
+};
+
+UCS_TEST_P(test_rc_varuna_ud_creq, lost_reply_resent_with_progress_disabled)
+{
+    struct softib_rule rule;
+    uint64_t payload = 0x5a5a;
+    ucs_time_t deadline;
+    ucs_status_t status;
+    uint32_t rule_id;
+    int64_t dropped;
+
+    /* every datagram the peer's QP sends, its connection reply first,
+     * until its progress is disabled */
+    memset(&rule, 0, sizeof(rule));
+    rule.kind    = SOFTIB_RULE_DROP;
+    rule.dev     = m_dev.c_str();
+    rule.port    = iface(m_e2)->super.config.port_num;
+    rule.dir     = SOFTIB_DIR_TX;
+    rule.classes = SOFTIB_CLASS_UD;
+    rule.qpn     = iface(m_e2)->qp->qp_num;
+    rule.count   = SOFTIB_FOREVER;
+    dropped      = m_softib.counter(m_dev.c_str(), "drop_rule");
+    rule_id      = m_softib.rule(rule);
+
+    /* to the peer's interface address: a connection request */
+    m_e1->connect_to_iface(0, *m_e2);
+    deadline = ucs_get_time() + ucs_time_from_sec(10);
+    while ((m_softib.counter(m_dev.c_str(), "drop_rule") == dropped) &&
+           (ucs_get_time() < deadline)) {
+        progress();
+    }
+    ASSERT_LT(dropped, m_softib.counter(m_dev.c_str(), "drop_rule"))
+            << "the peer's reply was not sent";
+    ASSERT_EQ(UCT_UD_EP_NULL_ID, ep(m_e1)->dest_ep_id);
+
+    /* as UCP does when it has no endpoint left on the interface; the
+     * path works again */
+    uct_iface_progress_disable(m_e2->iface(),
+                               UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
+    m_softib.rule_del(rule_id);
+    deadline = ucs_get_time() + ucs_time_from_sec(5);
+    while ((ep(m_e1)->dest_ep_id == UCT_UD_EP_NULL_ID) &&
+           (ucs_get_time() < deadline)) {
+        progress();
+    }
+    ASSERT_NE(UCT_UD_EP_NULL_ID, ep(m_e1)->dest_ep_id)
+            << "the lost connection reply was never sent again";
+
+    /* and the connection carries an active message */
+    uct_iface_progress_enable(m_e2->iface(),
+                              UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
+    deadline = ucs_get_time() + ucs_time_from_sec(10);
+    do {
+        status = uct_ep_am_short(m_e1->ep(0), 0, 0, &payload,
+                                 sizeof(payload));
+        if (status == UCS_ERR_NO_RESOURCE) {
+            progress();
+        }
+    } while ((status == UCS_ERR_NO_RESOURCE) && (ucs_get_time() < deadline));
+    ASSERT_UCS_OK(status);
+    EXPECT_UCS_OK(ep_flush_b(m_e1));
+    EXPECT_EQ(1u, m_recv) << "the active message, once";
+}
+
+_UCT_INSTANTIATE_TEST_CASE(test_rc_varuna_ud_creq, ud_verbs)
