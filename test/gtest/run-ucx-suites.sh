@@ -200,7 +200,7 @@ else
 fi
 # UCX's own cases skip where a transport lacks a capability (counted, not
 # failed); a group where no test ran fails
-bash "$(dirname "${BASH_SOURCE[0]}")/gtest-verdict.sh" "$log" '.*' |
+bash "$here/gtest-verdict.sh" "$log" '.*' |
     sed "s/^gtest-verdict: \([0-9]* tests ran, [0-9]* skipped\):.*/gtest-verdict: \1/"
 ((PIPESTATUS[0] == 0)) || ((status != 0)) || status=1
 echo "$group: exit $status, $((SECONDS - start)) s"
