@@ -360,7 +360,7 @@ for pid in $(sed -n -E 's/^rank [0-9]+ \(pid ([0-9]+)\):.*/\1/p' \
     grep -q "{\"event\":\"failover\",\"pid\":$pid," "$mpi_logs/report.json" ||
         fail "rank with pid $pid wrote no failover report"
     grep -qE "^$pid $sysre/libucp\.so\.0" "$mpi_logs/maps.txt" &&
-    grep -qE "^$pid (/usr)?${modlib#/usr}\$" "$mpi_logs/maps.txt" ||
+    grep -qE "^$pid (/usr)?${modlib#/usr}(\.[0-9]+)*\$" "$mpi_logs/maps.txt" ||
         fail "rank with pid $pid: libucp not seen in $syslib or" \
              "libuct_varuna not at $modlib (maps:" \
              "${mpi_logs#$RC_VARUNA_ROOT/}/maps.txt)"
