@@ -1302,6 +1302,20 @@ sc_shmem_run()
     return 1
 }
 
+# What the OpenSHMEM scenarios need (sc_shmem_prepare NAME): the program,
+# oshrun, the two device pairs (sets the caller's SC_A_NET ... locals)
+sc_shmem_prepare()
+{
+    [[ -n ${RC_VARUNA_SHMEM_PROG:-} && -x $RC_VARUNA_SHMEM_PROG ]] || {
+        sc_bad "$1: no shmem_failover (RC_VARUNA_SHMEM_PROG=${RC_VARUNA_SHMEM_PROG:-})"
+        return 1
+    }
+    command -v oshrun >/dev/null || { sc_bad "$1: no oshrun"; return 1; }
+    sc_two_lanes || return 1
+    SC_LIMIT=300
+    sc_mpi_wrapper
+}
+
 # N OpenSHMEM runs of P PEs over two device pairs (as mpi-double): the
 # endpoints of spml ucx need only memory access and atomics, so each has
 # one lane and UCP's spare lane on the other pair; both paths of the first
@@ -1310,14 +1324,7 @@ sc_shmem_double()
 {
     local n=$1 pes=$2
     local SC_A_NET SC_A_STANDBY SC_B_NET SC_B_STANDBY
-    [[ -n ${RC_VARUNA_SHMEM_PROG:-} && -x $RC_VARUNA_SHMEM_PROG ]] || {
-        sc_bad "shmem-double: no shmem_failover (RC_VARUNA_SHMEM_PROG=${RC_VARUNA_SHMEM_PROG:-})"
-        return 1
-    }
-    command -v oshrun >/dev/null || { sc_bad "shmem-double: no oshrun"; return 1; }
-    sc_two_lanes || return 1
-    SC_LIMIT=300
-    sc_mpi_wrapper
+    sc_shmem_prepare shmem-double || return 1
     sc_mark "shmem-double: $n runs of shmem_failover, $pes PEs, two device" \
             "pairs (links 1+2, 3+4); mid-run links 1 and 2 down"
     sc_double_runs shmem-double $n $pes PEs sc_shmem_run
@@ -1334,14 +1341,7 @@ sc_shmem_cycle()
     local n=$1 pes=$2 i l ok=0
     local -x UCX_UCP_FAILOVER_REBUILD_INTERVAL=${UCX_UCP_FAILOVER_REBUILD_INTERVAL:-1s}
     local SC_A_NET SC_A_STANDBY SC_B_NET SC_B_STANDBY SC_SHMEM_CYCLE=1
-    [[ -n ${RC_VARUNA_SHMEM_PROG:-} && -x $RC_VARUNA_SHMEM_PROG ]] || {
-        sc_bad "shmem-cycle: no shmem_failover (RC_VARUNA_SHMEM_PROG=${RC_VARUNA_SHMEM_PROG:-})"
-        return 1
-    }
-    command -v oshrun >/dev/null || { sc_bad "shmem-cycle: no oshrun"; return 1; }
-    sc_two_lanes || return 1
-    SC_LIMIT=300
-    sc_mpi_wrapper
+    sc_shmem_prepare shmem-cycle || return 1
     sc_mark "shmem-cycle: $n runs of shmem_failover, $pes PEs, two device" \
             "pairs; links 1+2 down, back, then links 3+4 down" \
             "(rebuild every $UCX_UCP_FAILOVER_REBUILD_INTERVAL)"

@@ -26,12 +26,9 @@ extern "C" {
  * number, and active messages both ways arrive exactly once afterwards,
  * those dropped meanwhile resent by UD's reliability.
  */
-class test_rc_varuna_ud_aux : public ud_base_test {
-public:
-    test_rc_varuna_ud_aux() : m_recv1(0), m_recv2(0)
-    {
-    }
-
+/* What the UD cases below share: an active message that counts itself,
+ * and sending them */
+class test_rc_varuna_ud : public ud_base_test {
 protected:
     static const uint8_t AM_ID = 1;
 
@@ -42,6 +39,36 @@ protected:
         return UCS_OK;
     }
 
+    /* count active messages from e, retrying while UD has no resources */
+    void send(entity *e, unsigned count)
+    {
+        uint64_t payload = 0x5a5a;
+        ucs_time_t deadline;
+        ucs_status_t status;
+        unsigned i;
+
+        for (i = 0; i < count; i++) {
+            deadline = ucs_get_time() + ucs_time_from_sec(10);
+            do {
+                status = uct_ep_am_short(e->ep(0), AM_ID, i, &payload,
+                                         sizeof(payload));
+                if (status == UCS_ERR_NO_RESOURCE) {
+                    progress();
+                }
+            } while ((status == UCS_ERR_NO_RESOURCE) &&
+                     (ucs_get_time() < deadline));
+            ASSERT_UCS_OK(status);
+        }
+    }
+};
+
+class test_rc_varuna_ud_aux : public test_rc_varuna_ud {
+public:
+    test_rc_varuna_ud_aux() : m_recv1(0), m_recv2(0)
+    {
+    }
+
+protected:
     void init()
     {
         ud_base_test::init();
@@ -74,28 +101,6 @@ protected:
         memset(&attr, 0, sizeof(attr));
         attr.qp_state = IBV_QPS_ERR;
         ASSERT_EQ(0, ibv_modify_qp(iface(e)->qp, &attr, IBV_QP_STATE));
-    }
-
-    /* count active messages from e, retrying while UD has no resources */
-    void send(entity *e, unsigned count)
-    {
-        uint64_t payload = 0x5a5a;
-        ucs_time_t deadline;
-        ucs_status_t status;
-        unsigned i;
-
-        for (i = 0; i < count; i++) {
-            deadline = ucs_get_time() + ucs_time_from_sec(10);
-            do {
-                status = uct_ep_am_short(e->ep(0), AM_ID, i, &payload,
-                                         sizeof(payload));
-                if (status == UCS_ERR_NO_RESOURCE) {
-                    progress();
-                }
-            } while ((status == UCS_ERR_NO_RESOURCE) &&
-                     (ucs_get_time() < deadline));
-            ASSERT_UCS_OK(status);
-        }
     }
 
     /* progress until the counters reach these values (or 20 s pass) */
@@ -216,20 +221,13 @@ _UCT_INSTANTIATE_TEST_CASE(test_rc_varuna_ud_aux, ud_verbs)
  * runs). contrib/ucx-patches/0011-* keeps the timer while an endpoint
  * waits for an acknowledgement.
  */
-class test_rc_varuna_ud_creq : public ud_base_test {
+class test_rc_varuna_ud_creq : public test_rc_varuna_ud {
 protected:
-    static ucs_status_t am_count(void *arg, void *data, size_t length,
-                                 unsigned flags)
-    {
-        ++*static_cast<unsigned*>(arg);
-        return UCS_OK;
-    }
-
     void init()
     {
         ud_base_test::init();
-        ASSERT_UCS_OK(uct_iface_set_am_handler(m_e2->iface(), 0, am_count,
-                                               &m_recv, 0));
+        ASSERT_UCS_OK(uct_iface_set_am_handler(m_e2->iface(), AM_ID,
+                                               am_count, &m_recv, 0));
         m_softib.require();
         m_dev = uct_ib_device_name(uct_ib_iface_device(&iface(m_e2)->super));
         if (m_softib.counter(m_dev.c_str(), "qp_created") < 0) {
@@ -253,9 +251,7 @@ protected:
 UCS_TEST_P(test_rc_varuna_ud_creq, lost_reply_resent_with_progress_disabled)
 {
     struct softib_rule rule;
-    uint64_t payload = 0x5a5a;
     ucs_time_t deadline;
-    ucs_status_t status;
     uint32_t rule_id;
     int64_t dropped;
 
@@ -299,15 +295,7 @@ UCS_TEST_P(test_rc_varuna_ud_creq, lost_reply_resent_with_progress_disabled)
     /* and the connection carries an active message */
     uct_iface_progress_enable(m_e2->iface(),
                               UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
-    deadline = ucs_get_time() + ucs_time_from_sec(10);
-    do {
-        status = uct_ep_am_short(m_e1->ep(0), 0, 0, &payload,
-                                 sizeof(payload));
-        if (status == UCS_ERR_NO_RESOURCE) {
-            progress();
-        }
-    } while ((status == UCS_ERR_NO_RESOURCE) && (ucs_get_time() < deadline));
-    ASSERT_UCS_OK(status);
+    send(m_e1, 1);
     EXPECT_UCS_OK(ep_flush_b(m_e1));
     EXPECT_EQ(1u, m_recv) << "the active message, once";
 }
