@@ -227,6 +227,7 @@ typedef struct uct_rc_varuna_iface_config {
     unsigned                log_interval;
     int                     recovery;
     unsigned                standby_rx_len;
+    unsigned                standby_tx_len;
     ucs_time_t              watchdog;         /* 0 = off */
     ucs_time_t              peer_timeout;     /* UCS_TIME_INFINITY = wait */
     double                  reprotect_interval;
@@ -263,6 +264,12 @@ typedef struct uct_rc_varuna_side {
     unsigned                rx_quota;         /* to keep posted; grows */
     unsigned                rx_run;           /* received in full polls */
     unsigned                rx_max;           /* the SRQ's length */
+    /* the send queue of this side's QPs, and what an endpoint whose
+     * traffic it carries may have posted on it: its length less the
+     * control requests' entries, signaled every tx_moderation */
+    unsigned                tx_qp_len;
+    uint16_t                tx_max_wr;
+    uint16_t                tx_moderation;
 } uct_rc_varuna_side_t;
 
 
@@ -398,7 +405,7 @@ typedef struct uct_rc_varuna_iface {
         size_t              short_desc_size;
         size_t              max_zcopy;        /* bytes of one put/get WR */
         size_t              op_size;          /* one replay record */
-        unsigned            tx_max_wr;
+        unsigned            tx_max_wr;        /* the larger side's */
         int                 log_enable;
         unsigned            log_interval;     /* operations per log write */
         uct_rc_varuna_recovery_t recovery;
@@ -718,6 +725,14 @@ typedef struct uct_rc_varuna_ep {
                                                  up to one per send credit
                                                  (uct_rc_varuna_ep_ring_grow) */
         unsigned            ring_mask;
+        /* Send credits in circulation: available, parked, and held by
+         * requests still on a QP, also on a lane left by a failover. The
+         * lane carrying the traffic allows wr_limit (its side's
+         * tx_max_wr); after a failover onto a smaller standby queue,
+         * credits coming back are retired until wr_owned is down to it
+         * (uct_rc_varuna_ep_tx_resize) */
+        uint16_t            wr_owned;
+        uint16_t            wr_limit;
         uint32_t            am_seq;           /* last SEND numbered */
         unsigned            settled;          /* records SETTLED */
         uint64_t            sig_sn;           /* last posted signaled */

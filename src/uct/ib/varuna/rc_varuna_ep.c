@@ -246,7 +246,7 @@ void uct_rc_varuna_ep_handle_failure(uct_rc_varuna_ep_t *ep, unsigned lane,
          * operation stays in flight while the error handler owns it, and
          * so does its credit (see uct_rc_varuna_ep_fail) */
         if (ucs_unlikely(ep->dead.owner == UCT_RC_VARUNA_OWNER_CALLER)) {
-            ep->fo.parked++;
+            ep->fo.parked += uct_rc_varuna_ep_tx_repay(ep, 1);
         } else {
             uct_rc_varuna_ep_tx_credits_add(ep, 1);
         }
@@ -1387,7 +1387,9 @@ UCS_CLASS_INIT_FUNC(uct_rc_varuna_ep_t, const uct_ep_params_t *params)
         }
     }
 
-    uct_rc_txqp_available_set(&self->super.txqp, iface->config.tx_max_wr);
+    self->tx.wr_limit = iface->side[UCT_RC_VARUNA_SIDE_PRIMARY].tx_max_wr;
+    self->tx.wr_owned = self->tx.wr_limit;
+    uct_rc_txqp_available_set(&self->super.txqp, self->tx.wr_limit);
     uct_ib_fence_info_init(&self->fi);
     self->active = UCT_RC_VARUNA_SIDE_PRIMARY;
     return UCS_OK;
@@ -1420,7 +1422,7 @@ UCS_CLASS_CLEANUP_FUNC(uct_rc_varuna_ep_t)
      * entries too */
     uct_rc_varuna_ep_failover_cleanup(self, UCT_RC_VARUNA_FO_IDLE);
     uct_rc_varuna_ep_fail_cancel(self);
-    outstanding = iface->config.tx_max_wr -
+    outstanding = self->tx.wr_owned -
                   uct_rc_txqp_available(&self->super.txqp) +
                   self->ctrl.inflight[0] + self->ctrl.inflight[1];
     /* the control requests' entries come back with the operations' (when

@@ -592,6 +592,34 @@ static int uct_rc_varuna_ep_replay(uct_rc_varuna_iface_t *iface,
     return room;
 }
 
+/*
+ * The endpoint's send credits follow the send queue of the lane that will
+ * carry the traffic: a standby's queue is shorter than the primary's by
+ * default (UCX_RC_VARUNA_STANDBY_TX_QUEUE_LEN), and the other way round
+ * after a failover back. Credits beyond the new queue's share are retired
+ * from those held back now and, for the rest, as the failed lane's requests
+ * give theirs back (uct_rc_varuna_ep_tx_repay); a longer queue adds credits
+ * at once. Before the resend, which posts on the new lane with the credits
+ * held back (a resend larger than the queue goes in parts, each signaled at
+ * its end, see uct_rc_varuna_ep_replay).
+ */
+static void uct_rc_varuna_ep_tx_resize(uct_rc_varuna_iface_t *iface,
+                                       uct_rc_varuna_ep_t *ep, unsigned lane)
+{
+    uint16_t limit = iface->side[lane].tx_max_wr;
+    unsigned retired;
+
+    ep->tx.wr_limit = limit;
+    if (ep->tx.wr_owned < limit) {
+        ep->fo.parked  += limit - ep->tx.wr_owned;
+        ep->tx.wr_owned = limit;
+        return;
+    }
+    retired          = ucs_min(ep->fo.parked, ep->tx.wr_owned - limit);
+    ep->fo.parked   -= retired;
+    ep->tx.wr_owned -= retired;
+}
+
 /* The standby carries the traffic now; new operations may go. A lane
  * lost meanwhile is no place for them: the endpoint fails instead. */
 static void uct_rc_varuna_ep_promote(uct_rc_varuna_iface_t *iface,
@@ -678,6 +706,8 @@ static int uct_rc_varuna_ep_fo_step(uct_rc_varuna_iface_t *iface,
         if (!uct_rc_varuna_ep_decide(iface, ep)) {
             return 0; /* the peer's expected PSN is needed */
         }
+        uct_rc_varuna_ep_tx_resize(iface, ep,
+                                   uct_rc_varuna_other_lane(ep->fo.failed_lane));
         uct_rc_varuna_ep_fo_enter(ep, UCT_RC_VARUNA_FO_RESEND);
         return 1;
     case UCT_RC_VARUNA_FO_RESEND:

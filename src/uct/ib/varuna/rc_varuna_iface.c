@@ -150,6 +150,16 @@ static ucs_config_field_t uct_rc_varuna_iface_config_table[] = {
      ucs_offsetof(uct_rc_varuna_iface_config_t, standby_rx_len),
      UCS_CONFIG_TYPE_UINT},
 
+    {"STANDBY_TX_QUEUE_LEN", "64",
+     "Send queue length of a standby QP (TX_QUEUE_LEN is the primary's). A\n"
+     "standby waits with its queue empty, and a QP's queue cannot grow: after\n"
+     "a failover onto it the endpoint has this many send credits (less the\n"
+     "four kept for the failover's own requests) until the next failover.\n"
+     "Each entry costs memory on every endpoint (on softib about 160 bytes,\n"
+     "on an HCA one or more 64-byte WQE blocks, pinned).",
+     ucs_offsetof(uct_rc_varuna_iface_config_t, standby_tx_len),
+     UCS_CONFIG_TYPE_UINT},
+
     {NULL}
 };
 
@@ -241,6 +251,17 @@ uct_rc_varuna_iface_config_check(const uct_rc_varuna_iface_config_t *config)
 {
     const uct_rc_iface_common_config_t *rc = &config->super.super;
     int bad = 0;
+
+    /* each queue holds the control requests' entries too; an endpoint's
+     * send credits are a 16-bit count (rc/base's txqp) */
+    bad |= uct_rc_varuna_config_uint_bad("TX_QUEUE_LEN",
+                                         rc->super.tx.queue_len,
+                                         2 * UCT_RC_VARUNA_CTRL_WR_RESERVE,
+                                         INT16_MAX);
+    bad |= uct_rc_varuna_config_uint_bad("STANDBY_TX_QUEUE_LEN",
+                                         config->standby_tx_len,
+                                         2 * UCT_RC_VARUNA_CTRL_WR_RESERVE,
+                                         INT16_MAX);
 
     bad |= uct_rc_varuna_config_uint_bad("LOG_INTERVAL", config->log_interval,
                                          1, UCT_RC_VARUNA_LOG_INTERVAL_MAX);
@@ -1587,6 +1608,26 @@ static ucs_status_t uct_rc_varuna_iface_event_arm(uct_iface_h tl_iface,
     return UCS_OK;
 }
 
+/*
+ * A side's send queue length, and what an endpoint may post on it. The
+ * control requests' entries come out of the queue, not on top of it: a
+ * device rounds a send queue up to a power of two (softib and mlx5 do), and
+ * 256 + 4 entries made a queue of 512, twice rc_verbs'. A request is
+ * signaled at least every quarter of the operations' share: with no more
+ * credits than one moderation interval of unsignaled requests nothing is
+ * ever signaled again (issue 14), and a standby queue is shorter.
+ */
+static void uct_rc_varuna_iface_init_tx_len(uct_rc_varuna_iface_t *iface,
+                                            unsigned side, unsigned qp_len,
+                                            unsigned cq_moderation)
+{
+    uct_rc_varuna_side_t *s = &iface->side[side];
+
+    s->tx_qp_len     = qp_len;
+    s->tx_max_wr     = qp_len - UCT_RC_VARUNA_CTRL_WR_RESERVE;
+    s->tx_moderation = ucs_max(1, ucs_min(cq_moderation, s->tx_max_wr / 4));
+}
+
 /* Learn max_inline and max_send_sge from a QP the device really creates */
 static ucs_status_t uct_rc_varuna_iface_probe_qp(uct_rc_varuna_iface_t *iface)
 {
@@ -1669,13 +1710,22 @@ static UCS_CLASS_INIT_FUNC(uct_rc_varuna_iface_t, uct_md_h tl_md,
     self->sb_poll.busy_interval =
             ucs_time_from_msec(UCT_RC_VARUNA_SB_POLL_BUSY_MS);
 
-    self->config.tx_max_wr           = self->super.config.tx_qp_len;
+    uct_rc_varuna_iface_init_tx_len(self, UCT_RC_VARUNA_SIDE_PRIMARY,
+                                    self->super.config.tx_qp_len,
+                                    config->super.tx_cq_moderation);
+    uct_rc_varuna_iface_init_tx_len(self, UCT_RC_VARUNA_SIDE_STANDBY,
+                                    config->standby_tx_len,
+                                    config->super.tx_cq_moderation);
+    self->config.tx_max_wr           =
+            ucs_max(self->side[UCT_RC_VARUNA_SIDE_PRIMARY].tx_max_wr,
+                    self->side[UCT_RC_VARUNA_SIDE_STANDBY].tx_max_wr);
     self->config.log_enable          = config->log_enable;
     self->config.log_interval        = config->log_interval;
     self->config.recovery            = (uct_rc_varuna_recovery_t)
                                        config->recovery;
-    self->super.config.tx_moderation = ucs_min(config->super.tx_cq_moderation,
-                                               self->config.tx_max_wr / 4);
+    /* near the end of the CQ credits (uct_rc_varuna_ep_check_res) */
+    self->super.config.tx_moderation =
+            self->side[UCT_RC_VARUNA_SIDE_PRIMARY].tx_moderation;
     self->super.config.fence_mode    =
             (config->super.super.fence_mode == UCT_RC_FENCE_MODE_NONE) ?
             UCT_RC_FENCE_MODE_NONE : UCT_RC_FENCE_MODE_WEAK;

@@ -69,11 +69,28 @@ uct_rc_varuna_ep_fo_fencing(const uct_rc_varuna_ep_t *ep)
            (UCT_RC_VARUNA_FO_RESEND - UCT_RC_VARUNA_FO_DRAIN);
 }
 
+/* Of count send credits coming back, those the endpoint keeps: after a
+ * failover onto a smaller send queue, the credits it holds beyond that
+ * queue's share are retired as they come back */
+static UCS_F_ALWAYS_INLINE unsigned
+uct_rc_varuna_ep_tx_repay(uct_rc_varuna_ep_t *ep, unsigned count)
+{
+    unsigned retired;
+
+    if (ucs_likely(ep->tx.wr_owned <= ep->tx.wr_limit)) {
+        return count;
+    }
+    retired          = ucs_min(count, ep->tx.wr_owned - ep->tx.wr_limit);
+    ep->tx.wr_owned -= retired;
+    return count - retired;
+}
+
 /* Send credits come back to the endpoint, unless a failover holds new
  * operations back: then they wait until it has resent what was lost. */
 static UCS_F_ALWAYS_INLINE void
 uct_rc_varuna_ep_tx_credits_add(uct_rc_varuna_ep_t *ep, unsigned count)
 {
+    count = uct_rc_varuna_ep_tx_repay(ep, count);
     if (ucs_unlikely(uct_rc_varuna_ep_fo_fencing(ep))) {
         ep->fo.parked += count;
     } else {
@@ -409,7 +426,7 @@ uct_rc_varuna_op_prepare(uct_rc_varuna_iface_t *iface, uct_rc_varuna_ep_t *ep,
      * that a healthy endpoint completes something well within the
      * watchdog's interval */
     signal = signal ||
-             (pos->unsignaled >= iface->super.config.tx_moderation) ||
+             (pos->unsignaled >= iface->side[lane_index].tx_moderation) ||
              ((pos->unsig_bytes + op->length) > iface->config.max_zcopy);
 
     wr[0].wr_id = op->sn | UCT_RC_VARUNA_WRID_OP;

@@ -212,8 +212,7 @@ ucs_status_t uct_rc_varuna_lane_create(uct_rc_varuna_iface_t *iface,
     qp_init_attr.srq                 = s->srq;
     qp_init_attr.qp_type             = IBV_QPT_RC;
     qp_init_attr.sq_sig_all          = 0;
-    qp_init_attr.cap.max_send_wr     = iface->super.config.tx_qp_len +
-                                       UCT_RC_VARUNA_CTRL_WR_RESERVE;
+    qp_init_attr.cap.max_send_wr     = s->tx_qp_len;
     qp_init_attr.cap.max_recv_wr     = 0;
     qp_init_attr.cap.max_send_sge    = iface->super.config.tx_min_sge;
     qp_init_attr.cap.max_recv_sge    = 1;

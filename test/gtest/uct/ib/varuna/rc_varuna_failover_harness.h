@@ -1475,13 +1475,18 @@ protected:
         uct_rc_varuna_ep_t *ep       = vep(e);
         ucs_time_t deadline          = ucs_get_time() +
                                        ucs_time_from_sec(2);
-        int credits, ctrl, cq_ok, ep_ok;
+        int credits, ctrl, cq_ok, ep_ok, limit;
 
+        /* the send credits follow the queue of the lane that carries the
+         * traffic (the standby's is shorter by default); credits of a
+         * longer queue left behind are all retired once idle */
         do {
+            limit   = iface->side[ep->active].tx_max_wr;
             credits = uct_rc_txqp_available(&ep->super.txqp);
             ctrl    = ep->ctrl.inflight[0] + ep->ctrl.inflight[1];
-            ep_ok   = (credits + (int)op_wrs(e)) ==
-                      (int)iface->config.tx_max_wr;
+            ep_ok   = ((credits + (int)op_wrs(e)) == limit) &&
+                      (ep->tx.wr_owned == limit) &&
+                      (ep->tx.wr_limit == limit);
             cq_ok   = (iface->super.tx.cq_available + (int)op_wrs(e) +
                        ctrl) == m_cq_avail[side];
             if ((ep->fo.state == UCT_RC_VARUNA_FO_IDLE) && ep_ok && cq_ok) {
@@ -1493,8 +1498,11 @@ protected:
         if (!ep_ok) {
             problem(G2_COMPLETION, std::string(who) + ": send credits " +
                     ucs::to_string(credits) + " + work requests posted " +
-                    ucs::to_string(op_wrs(e)) + " != " +
-                    ucs::to_string(iface->config.tx_max_wr));
+                    ucs::to_string(op_wrs(e)) + " (in circulation " +
+                    ucs::to_string(ep->tx.wr_owned) + ", limit " +
+                    ucs::to_string(ep->tx.wr_limit) + ") != " +
+                    ucs::to_string(limit) + ", lane " +
+                    ucs::to_string((int)ep->active) + "'s share");
         }
         if (!cq_ok) {
             problem(G2_COMPLETION, std::string(who) + ": CQ credits " +

@@ -596,15 +596,114 @@ UCS_TEST_P(test_rc_varuna_failover, ring_grows_then_failover)
 }
 
 /*
+ * Issue 31: a standby QP waits with an empty send queue, so it is created
+ * with a short one (STANDBY_TX_QUEUE_LEN) and the endpoint's send credits
+ * follow the queue of the lane that carries the traffic. Here 200
+ * operations are in flight on the primary (252 credits) and the requests
+ * vanish after 20 packets: what was lost is sent again through a standby
+ * queue of 16 entries (12 credits), in parts, each signaled at its end so
+ * that its completion gives the credits for the next. Then the harness's
+ * checks: memory, every active message once and in order, every
+ * completion, exactly what was lost sent again, and the credits: 12 on
+ * the standby lane, none left over from the primary's.
+ */
+UCS_TEST_P(test_rc_varuna_failover, resend_larger_than_standby_queue,
+           "STANDBY_TX_QUEUE_LEN=16")
+{
+    const unsigned window = 200, num_ops = window + 40;
+    struct ibv_qp_init_attr init_attr;
+    struct ibv_qp_attr attr;
+
+    setup_pair(num_ops);
+    ASSERT_EQ(0, ibv_query_qp(vep(m_s)->lane[UCT_RC_VARUNA_SIDE_STANDBY].qp,
+                              &attr, IBV_QP_CAP, &init_attr));
+    EXPECT_EQ(16u, attr.cap.max_send_wr);
+    ASSERT_EQ(0, ibv_query_qp(vep(m_s)->lane[UCT_RC_VARUNA_SIDE_PRIMARY].qp,
+                              &attr, IBV_QP_CAP, &init_attr));
+    EXPECT_EQ(256u, attr.cap.max_send_wr);
+    ASSERT_EQ(252u, vep(m_s)->tx.wr_limit);
+
+    plan_reset(num_ops);
+    for (unsigned i = 0; i < num_ops; ++i) {
+        op_ctx &c = m_ops[i];
+
+        c.type    = (i % 3 == 2) ? AM_SHORT : (i % 3 == 1) ? FADD : PUT_SHORT;
+        c.length  = sizeof(uint64_t);
+        c.word    = 1;
+        c.operand = 1;
+    }
+    plan_finish();
+
+    expect_one_failover(REQ_DROP, 20, window, "resend through 12 credits");
+    EXPECT_EQ(UCT_RC_VARUNA_SIDE_STANDBY, vep(m_s)->active);
+    EXPECT_EQ(12u, vep(m_s)->tx.wr_limit);
+    EXPECT_GT(vep(m_s)->fo.report.resent_ops, 2u * 12u)
+        << "the resend fitted in the standby queue: nothing was proven";
+    EXPECT_GT(vep(m_s)->fo.report.resent_posts, 2u);
+}
+
+/*
+ * The other way round: a standby queue longer than the primary's gives
+ * the endpoint its credits at the failover (16 entries on the primary, 12
+ * credits; 64 on the standby, 60), and all 60 can be in flight after it.
+ */
+UCS_TEST_P(test_rc_varuna_failover, failover_onto_longer_queue,
+           "IB_TX_QUEUE_LEN=16", "STANDBY_TX_QUEUE_LEN=64")
+{
+    const unsigned window = 12, after = 60, num_ops = window + after;
+    ucs_time_t deadline   = ucs_get_time() + ucs_time_from_sec(20);
+
+    setup_pair(num_ops);
+    ASSERT_EQ(12u, vep(m_s)->tx.wr_limit);
+    plan(PUT_SHORT, num_ops);
+    ASSERT_TRUE(post_all(0, window, deadline));
+    take_down(REQ_PORT_DOWN);
+    while ((viface(m_s)->fo.failovers == 0) && (ucs_get_time() < deadline)) {
+        progress();
+    }
+    while ((vep(m_s)->fo.state != UCT_RC_VARUNA_FO_IDLE) &&
+           (ucs_get_time() < deadline)) {
+        progress();
+    }
+    ASSERT_EQ(1u, viface(m_s)->fo.failovers);
+    ASSERT_EQ(60u, vep(m_s)->tx.wr_limit);
+
+    /* 60 puts of 8 bytes in a row, without progress: each takes a work
+     * request, and one in 16 a log write too, so all 60 cannot go; more
+     * than the primary's 12 must */
+    unsigned posted     = window;
+    ucs_status_t status = UCS_OK;
+    while (posted < num_ops) {
+        status = post_op_noted(posted);
+        if (status != UCS_OK) {
+            break;
+        }
+        m_ops[posted].calls  = 1; /* a short put completes on return */
+        m_ops[posted].status = UCS_OK;
+        ++posted;
+    }
+    EXPECT_EQ(UCS_ERR_NO_RESOURCE, status);
+    EXPECT_GT(posted - window, 12u);
+    EXPECT_LE(posted - window, 60u);
+    if (post_all(posted, num_ops, deadline) && finish(deadline)) {
+        verify(true);
+    }
+    fail_on_problems("failover_onto_longer_queue");
+    EXPECT_EQ(60u, vep(m_s)->tx.wr_limit);
+}
+
+/*
  * A standby device's receive queue keeps the buffers it had while waiting
  * after a failover onto it (raising it to the whole queue stalled the
  * traffic for tens of milliseconds, allocating buffers), and grows when a
  * burst needs more: here twice the standby's quota of active messages
  * arrives while the receiver does not poll. Every one of them arrives,
- * once, and the quota doubles.
+ * once, and the quota doubles. (The sender's standby queue must hold the
+ * whole burst, with its log writes, for it to arrive while the receiver
+ * does not poll: the default's 60 credits do not.)
  */
 UCS_TEST_P(test_rc_varuna_failover, standby_rx_grows_on_demand,
-           "STANDBY_RX_QUEUE_LEN=32")
+           "STANDBY_RX_QUEUE_LEN=32", "STANDBY_TX_QUEUE_LEN=128")
 {
     const unsigned quota = 32, burst = 2 * quota;
     ucs_time_t deadline  = ucs_get_time() + ucs_time_from_sec(20);
