@@ -38,6 +38,11 @@
  * 16): every endpoint fails over, and is re-protected, with the link. The
  * server then checks each active message once, and in order per endpoint.
  *
+ * VARUNA_DEMO_BUSY_EPS=N (with VARUNA_DEMO_EPS=K) sends the rounds over the
+ * first N of the K endpoints only; the others are connected (every endpoint
+ * is flushed before the rounds start) and stay idle: what K open endpoints
+ * cost the traffic of one (contrib/scale-bench -i).
+ *
  * VARUNA_DEMO_STOP=FILE makes the client stop starting rounds once FILE
  * exists (looked at every 1024 rounds): ROUNDS is then an upper bound, and
  * an unpaced client runs exactly as long as the fault script needs. It
@@ -547,6 +552,8 @@ static unsigned demo_env_count(const char *name, unsigned def, unsigned max)
 static int demo_client(const char *host, int port, uint64_t rounds)
 {
     unsigned num_eps     = demo_env_count("VARUNA_DEMO_EPS", 1, DEMO_MAX_EPS);
+    unsigned busy_eps    = demo_env_count("VARUNA_DEMO_BUSY_EPS", num_eps,
+                                          num_eps);
     unsigned window_len  = demo_env_count("VARUNA_DEMO_WINDOW", DEMO_WINDOW,
                                           65536);
     demo_round_t *window = calloc(window_len, sizeof(*window));
@@ -606,7 +613,7 @@ static int demo_client(const char *host, int port, uint64_t rounds)
     ucp_worker_get_address(demo_worker, &worker_addr, &worker_addr_len);
     memset(&mine, 0, sizeof(mine));
     mine.worker_addr_len = (uint32_t)worker_addr_len;
-    mine.eps             = num_eps;
+    mine.eps             = busy_eps; /* the server checks their order */
     demo_send_all(fd, &mine, sizeof(mine));
     demo_send_all(fd, worker_addr, worker_addr_len);
 
@@ -637,9 +644,24 @@ static int demo_client(const char *host, int port, uint64_t rounds)
     pace_env  = getenv("VARUNA_DEMO_PACE_US");
     pace     = (pace_env != NULL) ? strtod(pace_env, NULL) * 1e-6 : 0;
 
+    if (busy_eps < num_eps) {
+        /* every endpoint connected before the clock starts: a READ of
+         * the counter over each (it changes nothing the server checks) */
+        memset(&prm, 0, sizeof(prm));
+        for (i = 0; i < num_eps; i++) {
+            if (demo_wait(ucp_get_nbx(eps[i], &counter, sizeof(counter),
+                                      hello.counter_addr, rkeys[i],
+                                      &prm)) != UCS_OK) {
+                demo_die("a READ to connect an idle endpoint",
+                         UCS_ERR_IO_ERROR);
+            }
+        }
+        printf("client: %u endpoints connected, %u of them idle\n", num_eps,
+               num_eps - busy_eps);
+    }
     printf("client: running %lu rounds (put + fetch-add + active message) "
-           "on %u endpoint%s, %u in flight\n", (unsigned long)rounds, num_eps,
-           (num_eps == 1) ? "" : "s", window_len);
+           "on %u endpoint%s, %u in flight\n", (unsigned long)rounds,
+           busy_eps, (busy_eps == 1) ? "" : "s", window_len);
     fflush(stdout);
     for (r = 0; r < rounds; r++) {
         retired[r] = -1;
@@ -697,8 +719,8 @@ static int demo_client(const char *host, int port, uint64_t rounds)
         }
 
         demo_round_t *cur = &window[w];
-        ep   = eps[r % num_eps];
-        rkey = rkeys[r % num_eps];
+        ep   = eps[r % busy_eps];
+        rkey = rkeys[r % busy_eps];
         for (i = 0; i < DEMO_SLOT / sizeof(uint64_t); i++) {
             cur->put_value[i] = demo_pattern(r, (unsigned)i);
         }
@@ -742,7 +764,7 @@ static int demo_client(const char *host, int port, uint64_t rounds)
     demo_wait(ucp_am_send_nbx(ep, DEMO_AM_DONE, NULL, 0, &rounds,
                               sizeof(rounds), &prm));
     demo_wait(ucp_ep_flush_nbx(ep, &prm));
-    printf("client: %lu rounds in %.2f s\n", (unsigned long)rounds,
+    printf("client: %lu rounds in %.4f s\n", (unsigned long)rounds,
            demo_now() - start);
     fflush(stdout);
     idle_env = getenv("VARUNA_DEMO_IDLE");
