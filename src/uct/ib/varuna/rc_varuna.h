@@ -327,6 +327,10 @@ typedef struct uct_rc_varuna_iface {
     struct {
         ucs_list_link_t     active;           /* endpoints recovering */
         ucs_list_link_t     reprotect;        /* with a lane to reconnect */
+        ucs_list_link_t     watched;          /* for the watchdog: those
+                                                 that awaited a completion
+                                                 at the last check or since
+                                                 (uct_rc_varuna_ep_watch) */
         int                 reprotect_timed;  /* one of them has something
                                                  to do at a later check,
                                                  not only on an event (a
@@ -738,6 +742,8 @@ typedef struct uct_rc_varuna_ep {
         uint64_t            sig_sn;           /* last posted signaled */
         size_t              unsig_bytes;      /* posted since sig_sn */
         ucs_time_t          last_progress;    /* for the watchdog */
+        ucs_list_link_t     watch;            /* in iface->fo.watched */
+        uint8_t             watched;
         ucs_time_t          probe_time;       /* last stall probe posted */
         ucs_time_t          standby_proven;   /* last standby probe that
                                                  completed */

@@ -1422,6 +1422,7 @@ UCS_CLASS_CLEANUP_FUNC(uct_rc_varuna_ep_t)
      * entries too */
     uct_rc_varuna_ep_failover_cleanup(self, UCT_RC_VARUNA_FO_IDLE);
     uct_rc_varuna_ep_fail_cancel(self);
+    uct_rc_varuna_ep_unwatch(self);
     outstanding = self->tx.wr_owned -
                   uct_rc_txqp_available(&self->super.txqp) +
                   self->ctrl.inflight[0] + self->ctrl.inflight[1];

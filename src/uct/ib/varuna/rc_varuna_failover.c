@@ -1155,19 +1155,26 @@ static void uct_rc_varuna_iface_periodic(uct_rc_varuna_iface_t *iface,
                                          ucs_time_t now)
 {
     uct_rc_varuna_ep_t *ep, *tmp_ep;
-    uct_rc_ep_t *rc_ep, *tmp;
 
     iface->fo.next_check = now + iface->fo.check_interval;
 
-    if (iface->config.watchdog != 0) {
-        ucs_list_for_each_safe(rc_ep, tmp, &iface->super.ep_list, list) {
-            ep = ucs_derived_of(rc_ep, uct_rc_varuna_ep_t);
-            if (((ep->fo.state == UCT_RC_VARUNA_FO_IDLE) ||
-                 (ep->fo.state == UCT_RC_VARUNA_FO_REPLAYING)) &&
-                uct_rc_varuna_ep_quiet(iface, ep, now)) {
-                uct_rc_varuna_ep_stalled(iface, ep, now);
-            }
+    /* Only the endpoints that awaited a completion since the last check
+     * (issue 31: every endpoint of the interface was looked at, every 20
+     * ms, idle or not); one that awaits none now leaves the list, and a
+     * signaled request posted with nothing awaited puts it back
+     * (uct_rc_varuna_op_taken) */
+    ucs_list_for_each_safe(ep, tmp_ep, &iface->fo.watched, tx.watch) {
+        if ((ep->tx.done_sn >= ep->tx.sig_sn) ||
+            (ep->fo.state == UCT_RC_VARUNA_FO_DEAD)) {
+            uct_rc_varuna_ep_unwatch(ep);
+        } else if ((iface->config.watchdog != 0) &&
+                   ((ep->fo.state == UCT_RC_VARUNA_FO_IDLE) ||
+                    (ep->fo.state == UCT_RC_VARUNA_FO_REPLAYING)) &&
+                   uct_rc_varuna_ep_quiet(iface, ep, now)) {
+            uct_rc_varuna_ep_stalled(iface, ep, now);
         }
+    }
+    if (iface->config.watchdog != 0) {
         ucs_list_for_each_safe(ep, tmp_ep, &iface->fo.active, fo.list) {
             uct_rc_varuna_ep_fo_stalled(iface, ep, now);
         }

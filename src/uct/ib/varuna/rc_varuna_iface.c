@@ -1698,6 +1698,7 @@ static UCS_CLASS_INIT_FUNC(uct_rc_varuna_iface_t, uct_md_h tl_md,
     memset(&self->fo, 0, sizeof(self->fo));
     ucs_list_head_init(&self->fo.active);
     ucs_list_head_init(&self->fo.reprotect);
+    ucs_list_head_init(&self->fo.watched);
     uct_rc_varuna_iface_reprotect_recheck(self);
     self->fo.next_check = UCS_TIME_INFINITY;
     memset(&self->wakeup, 0, sizeof(self->wakeup));

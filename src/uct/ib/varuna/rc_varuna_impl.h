@@ -69,6 +69,16 @@ uct_rc_varuna_ep_fo_fencing(const uct_rc_varuna_ep_t *ep)
            (UCT_RC_VARUNA_FO_RESEND - UCT_RC_VARUNA_FO_DRAIN);
 }
 
+/* Off the watchdog's list (iface->fo.watched) */
+static UCS_F_ALWAYS_INLINE void
+uct_rc_varuna_ep_unwatch(uct_rc_varuna_ep_t *ep)
+{
+    if (ep->tx.watched) {
+        ucs_list_del(&ep->tx.watch);
+        ep->tx.watched = 0;
+    }
+}
+
 /* Of count send credits coming back, those the endpoint keeps: after a
  * failover onto a smaller send queue, the credits it holds beyond that
  * queue's share are retired as they come back */
@@ -496,8 +506,13 @@ uct_rc_varuna_op_taken(uct_rc_varuna_iface_t *iface, uct_rc_varuna_ep_t *ep,
 
     if (signal) {
         if (ep->tx.done_sn >= ep->tx.sig_sn) {
-            /* the watchdog counts from the first completion awaited */
+            /* the watchdog counts from the first completion awaited, and
+             * looks at the endpoint from now on */
             ep->tx.last_progress = ucs_get_time();
+            if (!ep->tx.watched) {
+                ucs_list_add_tail(&iface->fo.watched, &ep->tx.watch);
+                ep->tx.watched = 1;
+            }
         }
         ep->tx.sig_sn      = op->sn;
         ep->tx.unsig_bytes = 0;

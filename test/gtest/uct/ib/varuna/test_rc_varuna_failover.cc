@@ -643,6 +643,49 @@ UCS_TEST_P(test_rc_varuna_failover, resend_larger_than_standby_queue,
 }
 
 /*
+ * Issue 31: the interface's periodic check looked at every endpoint for
+ * the watchdog, idle or not. It looks only at those that awaited a
+ * completion since the last check: an endpoint joins the list with a
+ * signaled request posted while it awaited none, and leaves it at a check
+ * that finds it awaiting none. (The watchdog cases, e.g.
+ * test_rc_varuna_gray.quiet_lane_lossy_standby, fail if it never joins.)
+ */
+UCS_TEST_P(test_rc_varuna_failover, watchdog_looks_at_busy_endpoints_only)
+{
+    ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(20);
+    uct_rc_varuna_iface_t *iface;
+
+    setup_pair(2);
+    iface = viface(m_s);
+    plan(PUT_SHORT, 2);
+
+    /* a put on an idle endpoint is signaled: the endpoint is watched */
+    ASSERT_TRUE(post_all(0, 1, deadline));
+    EXPECT_EQ(1, vep(m_s)->tx.watched);
+    EXPECT_EQ(1ul, ucs_list_length(&iface->fo.watched));
+
+    /* completed, and a check later, it is not */
+    while ((vep(m_s)->tx.done_sn < vep(m_s)->tx.sn) &&
+           (ucs_get_time() < deadline)) {
+        progress();
+    }
+    ucs_time_t after = ucs_get_time() + 3 * iface->fo.check_interval;
+    while (ucs_get_time() < after) {
+        progress();
+    }
+    EXPECT_EQ(0, vep(m_s)->tx.watched);
+    EXPECT_TRUE(ucs_list_is_empty(&iface->fo.watched));
+
+    /* and again with the next one */
+    ASSERT_TRUE(post_all(1, 2, deadline));
+    EXPECT_EQ(1, vep(m_s)->tx.watched);
+    if (finish(deadline)) {
+        verify(true);
+    }
+    fail_on_problems("watchdog_looks_at_busy_endpoints_only");
+}
+
+/*
  * The other way round: a standby queue longer than the primary's gives
  * the endpoint its credits at the failover (16 entries on the primary, 12
  * credits; 64 on the standby, 60), and all 60 can be in flight after it.
