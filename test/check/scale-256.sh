@@ -35,6 +35,8 @@ export LD_LIBRARY_PATH=$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export SOFTIB_REGISTRY=/dev/shm/softib-scale-256.$$
 trap 'rm -f "$SOFTIB_REGISTRY"' EXIT
 
+. "$root/contrib/scale-lib.sh"
+
 command -v varuna_demo >/dev/null && command -v softib >/dev/null || {
     echo "varuna_demo or softib missing under $prefix: build first"
     exit 77
@@ -45,35 +47,21 @@ mkdir -p "$logs"
 # one run: scale_run STANDBY SERVER_PORT; 0 if right
 scale_run()
 {
-    local standby=$1 sdev=$2 port=$((20000 + RANDOM % 20000)) server client line
+    local standby=$1 sdev=$2 port=$((20000 + RANDOM % 20000)) server client
     local slog=$logs/$standby-server.log clog=$logs/$standby-client.log
     local report=$logs/$standby-client.json failovers eps_failed
 
     rm -f "$SOFTIB_REGISTRY"
-    UCX_TLS=rc_varuna,ud_verbs:aux UCX_NET_DEVICES=$sdev \
-        UCX_RC_VARUNA_STANDBY=$standby \
-        timeout --kill-after=10 "$limit" softib run -- \
-        varuna_demo server "$port" >"$slog" 2>&1 &
-    server=$!
-    for _ in $(seq 100); do
-        grep -q listening "$slog" && break
-        sleep 0.1
-    done
+    scale_server "$sdev" "$port" "$slog" "$limit" \
+        UCX_TLS=rc_varuna,ud_verbs:aux UCX_RC_VARUNA_STANDBY="$standby"
+    server=$scale_pid
     UCX_TLS=rc_varuna,ud_verbs:aux UCX_NET_DEVICES=softib0:1 \
         UCX_RC_VARUNA_STANDBY=$standby UCX_RC_VARUNA_REPORT=$report \
         VARUNA_DEMO_EPS=$eps VARUNA_DEMO_WINDOW=$((2 * eps)) \
         timeout --kill-after=10 "$limit" softib run -- \
         varuna_demo client 127.0.0.1 "$port" "$rounds" >"$clog" 2>&1 &
     client=$!
-    while kill -0 $client 2>/dev/null; do
-        line=$(grep -o 'client: round [0-9]*' "$clog" 2>/dev/null |
-               tail -n 1) || true
-        if [[ -n $line && ${line##* } -ge $((rounds * 30 / 100)) ]]; then
-            softib link down softib0:1 >/dev/null
-            break
-        fi
-        sleep 0.02
-    done
+    scale_down_at $client "$clog" $((rounds * 30 / 100)) softib0:1 >/dev/null
     wait $client
     local crc=$?
     wait $server
