@@ -330,7 +330,7 @@ typedef struct uct_rc_varuna_iface {
         ucs_list_link_t     watched;          /* for the watchdog: those
                                                  that awaited a completion
                                                  at the last check or since
-                                                 (uct_rc_varuna_ep_watch) */
+                                                 (uct_rc_varuna_op_taken) */
         int                 reprotect_timed;  /* one of them has something
                                                  to do at a later check,
                                                  not only on an event (a

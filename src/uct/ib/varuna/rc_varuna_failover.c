@@ -607,17 +607,15 @@ static void uct_rc_varuna_ep_tx_resize(uct_rc_varuna_iface_t *iface,
                                        uct_rc_varuna_ep_t *ep, unsigned lane)
 {
     uint16_t limit = iface->side[lane].tx_max_wr;
-    unsigned retired;
 
     ep->tx.wr_limit = limit;
     if (ep->tx.wr_owned < limit) {
         ep->fo.parked  += limit - ep->tx.wr_owned;
         ep->tx.wr_owned = limit;
-        return;
+    } else {
+        /* the held-back credits pay as returned ones do */
+        ep->fo.parked = uct_rc_varuna_ep_tx_repay(ep, ep->fo.parked);
     }
-    retired          = ucs_min(ep->fo.parked, ep->tx.wr_owned - limit);
-    ep->fo.parked   -= retired;
-    ep->tx.wr_owned -= retired;
 }
 
 /* The standby carries the traffic now; new operations may go. A lane

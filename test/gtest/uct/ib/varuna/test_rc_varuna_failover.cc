@@ -46,6 +46,24 @@ protected:
         fail_on_problems(what);
     }
 
+    /* num_ops short operations that complete unsignaled, in turns: a
+     * short put, a fetch-and-add and a short active message, all on one
+     * word */
+    void plan_short_puts_fadds_ams(unsigned num_ops)
+    {
+        plan_reset(num_ops);
+        for (unsigned i = 0; i < num_ops; ++i) {
+            op_ctx &c = m_ops[i];
+
+            c.type    = (i % 3 == 2) ? AM_SHORT :
+                        (i % 3 == 1) ? FADD : PUT_SHORT;
+            c.length  = sizeof(uint64_t);
+            c.word    = 1;
+            c.operand = 1;
+        }
+        plan_finish();
+    }
+
     /* pending requests of flush_waits_behind_held_back_ops */
     static ucs_status_t post_held_get(uct_pending_req_t *req);
     static ucs_status_t post_held_flush(uct_pending_req_t *req);
@@ -580,16 +598,7 @@ UCS_TEST_P(test_rc_varuna_failover, ring_grows_then_failover)
 
     setup_pair(num_ops);
     ASSERT_EQ(15u, vep(m_s)->tx.ring_mask);
-    plan_reset(num_ops);
-    for (unsigned i = 0; i < num_ops; ++i) {
-        op_ctx &c = m_ops[i];
-
-        c.type    = (i % 3 == 2) ? AM_SHORT : (i % 3 == 1) ? FADD : PUT_SHORT;
-        c.length  = sizeof(uint64_t);
-        c.word    = 1;
-        c.operand = 1;
-    }
-    plan_finish();
+    plan_short_puts_fadds_ams(num_ops);
 
     expect_one_failover(REQ_DROP, 120, window, "ring grown");
     EXPECT_GT(vep(m_s)->tx.ring_mask, 15u) << "the ring did not grow";
@@ -623,16 +632,7 @@ UCS_TEST_P(test_rc_varuna_failover, resend_larger_than_standby_queue,
     EXPECT_EQ(256u, attr.cap.max_send_wr);
     ASSERT_EQ(252u, vep(m_s)->tx.wr_limit);
 
-    plan_reset(num_ops);
-    for (unsigned i = 0; i < num_ops; ++i) {
-        op_ctx &c = m_ops[i];
-
-        c.type    = (i % 3 == 2) ? AM_SHORT : (i % 3 == 1) ? FADD : PUT_SHORT;
-        c.length  = sizeof(uint64_t);
-        c.word    = 1;
-        c.operand = 1;
-    }
-    plan_finish();
+    plan_short_puts_fadds_ams(num_ops);
 
     expect_one_failover(REQ_DROP, 20, window, "resend through 12 credits");
     EXPECT_EQ(UCT_RC_VARUNA_SIDE_STANDBY, vep(m_s)->active);
