@@ -262,6 +262,11 @@ int main(int argc, char **argv)
     counter = sf_counter;
     shmem_barrier_all();
     shmem_barrier_all();
+    /* the verdict lines apart from the log lines buffered before them:
+     * a line that straddles a flush reaches the pipe every PE shares in
+     * two pieces, with another PE's output between them (bidir_failover
+     * lost a rank's OK line so) */
+    fflush(stdout);
     if (counter != iterations) {
         printf("pe %d: WRONG: counter %ld after %d adds (%ld two barriers "
                "later)%s\n", me, counter, iterations, sf_counter,
