@@ -155,8 +155,8 @@ static ucs_config_field_t uct_rc_varuna_iface_config_table[] = {
      "standby waits with its queue empty, and a QP's queue cannot grow: after\n"
      "a failover onto it the endpoint has this many send credits (less the\n"
      "four kept for the failover's own requests) until the next failover.\n"
-     "Each entry costs memory on every endpoint (on softib about 160 bytes,\n"
-     "on an HCA one or more 64-byte WQE blocks, pinned).",
+     "Each entry costs memory on every endpoint (on an HCA one or more 64-byte\n"
+     "WQE blocks, pinned).",
      ucs_offsetof(uct_rc_varuna_iface_config_t, standby_tx_len),
      UCS_CONFIG_TYPE_UINT},
 
