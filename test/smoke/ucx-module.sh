@@ -6,8 +6,8 @@
 # Smoke test of the installed build: ucx_info from our prefix is UCX 1.13.1
 # configured by contrib/ucx-build, it loads libuct_varuna from the prefix and
 # queries the rc_varuna component, on softib it lists rc_varuna with its
-# operations in both standby configurations, and libuct_ib does not need
-# libmlx5.
+# operations in both standby configurations, and libuct_ib has mlx5 as
+# Debian's build has.
 # Run by "make check" (RC_VARUNA_PREFIX set there) or by hand:
 #   RC_VARUNA_PREFIX=build/prefix test/smoke/ucx-module.sh
 #
@@ -125,11 +125,23 @@ else
     echo "note: $softib is missing; rc_varuna's listing not checked"
 fi
 
-needed=$(objdump -p "$prefix/lib/ucx/libuct_ib.so.0" |
-         awk '/NEEDED/ {print $2}')
-if grep -q mlx5 <<<"$needed"; then
-    fail "libuct_ib needs libmlx5: $(tr '\n' ' ' <<<"$needed")"
-fi
-pass "libuct_ib does not need libmlx5"
+# mlx5 built in, as in Debian's build (contrib/ucx-build): libuct_ib links
+# libmlx5 and has the three mlx5 transports, and ucx_info -b says so; on
+# softib (not an mlx5 device) UCX opens its devices with the verbs memory domain
+ib=$prefix/lib/ucx/libuct_ib.so.0
+needed=$(objdump -p "$ib" | awk '/NEEDED/ {print $2}')
+grep -qx 'libmlx5\.so\.1' <<<"$needed" ||
+    fail "libuct_ib does not link libmlx5: $(tr '\n' ' ' <<<"$needed")"
+symbols=$(nm -D --defined-only "$ib")
+for tl in rc_mlx5 dc_mlx5 ud_mlx5; do
+    grep -qw "uct_${tl}_tl" <<<"$symbols" || fail "libuct_ib has no $tl"
+done
+built=$("$ucx_info" -b)
+for def in HAVE_MLX5_DV HAVE_MLX5_HW; do
+    grep -Eq "^#define $def +1\$" <<<"$built" ||
+        fail "ucx_info -b: no $def"
+done
+pass "mlx5 built in: libuct_ib links libmlx5, has rc_mlx5, dc_mlx5," \
+     "ud_mlx5; ucx_info -b: HAVE_MLX5_DV, HAVE_MLX5_HW"
 
 echo "PASS: $checks checks of the UCX install in $prefix"
