@@ -10,7 +10,8 @@
 #   - /usr/bin/ucx_info -v is that UCX, configured as Debian configures it;
 #   - libuct_ib has mlx5 (rc_mlx5, dc_mlx5, ud_mlx5: every mlx5 symbol of
 #     Debian's own libuct_ib, recorded before the install) and ucx_info -b
-#     says so;
+#     says so; ucx_info -b is Debian's (its ucx-utils from the archive,
+#     unpacked aside) line for line but the module list;
 #   - /usr/bin/ucx_info -d lists rc_varuna on softib, from
 #     /usr/lib/<arch>/ucx/libuct_varuna.so;
 #   - Debian's Open MPI (mpirun of openmpi-bin, pml ucx, osc ucx) runs
@@ -145,7 +146,9 @@ restore_system()
 {
     local rc=$? ok=1 item got
 
-    trap - EXIT INT TERM
+    trap - EXIT INT TERM HUP
+    # a reader gone (the terminal, a pipe) must not stop the restoring
+    trap '' PIPE
     rm -f "$registry"
     ((installed)) || exit $rc
     echo "restoring: ${remove[*]:+remove ${remove[*]}; }install ${restore[*]}"
@@ -175,12 +178,30 @@ restore_system()
     exit $rc
 }
 trap restore_system EXIT
-trap 'exit 130' INT TERM
+trap 'exit 130' INT TERM HUP PIPE
 
 # Debian's libuct_ib, before ours replaces it: its mlx5 symbols are the
 # reference
 nm -D --defined-only "$syslib/ucx/libuct_ib.so.0" | awk '{print $3}' |
     grep -i mlx5 | sort >"$work/mlx5-debian.txt" || true
+
+# Debian's build configuration (ucx_info -b), the reference for ours:
+# Debian's ucx-utils and libucx0 from the archive, unpacked here, not
+# installed
+if ! ((module)); then
+    ref=$work/debian-ucx
+    mkdir -p "$ref/root"
+    (cd "$ref" && apt-get download "ucx-utils=$UCX_DEB_VERSION" \
+                     "libucx0=$UCX_DEB_VERSION") >"$logs/download.log" 2>&1 ||
+        fail "apt-get download of Debian's ucx-utils and libucx0" \
+             "$UCX_DEB_VERSION (log: $logs/download.log)"
+    for deb in "$ref"/*.deb; do
+        dpkg-deb -x "$deb" "$ref/root"
+    done
+    LD_LIBRARY_PATH=$ref/root$syslib "$ref/root/usr/bin/ucx_info" -b \
+        >"$work/ucx_info-b-debian.txt" ||
+        fail "Debian's ucx_info -b does not run"
+fi
 
 # A snapshot of softib's drop-in libibverbs and of libsoftib (the MPI
 # program takes the link down through it), out of build/prefix
@@ -239,7 +260,7 @@ grep -qxF "# Version $want" "$work/ucx_info-v.txt" ||
     fail "ucx_info -v: not version $want"
 grep -q -- '--prefix=/usr .*--disable-logging' "$work/ucx_info-v.txt" ||
     fail "ucx_info -v: not configured by Debian's debian/rules"
-grep -q -e "$RC_VARUNA_ROOT" -e 'with-mlx5-dv=no' "$work/ucx_info-v.txt" &&
+grep -q -e "$RC_VARUNA_ROOT" -e '--enable-gtest' "$work/ucx_info-v.txt" &&
     fail "ucx_info -v: configured by contrib/ucx-build"
 ldd /usr/bin/ucx_info >"$work/ldd-ucx_info.txt"
 for lib in libucp libuct libucs; do
@@ -277,6 +298,19 @@ sed 's/^/    /' "$work/ucx_info-b-mlx5.txt" | head -8
 pass "mlx5 built in: libuct_ib links libmlx5, has rc_mlx5, dc_mlx5, ud_mlx5," \
      "$n_ours mlx5 symbols (Debian's: $n_deb, none missing); ucx_info -b:" \
      "HAVE_MLX5_DV, HAVE_MLX5_HW"
+
+# the whole build configuration is Debian's, but the module list
+diff "$work/ucx_info-b-debian.txt" "$work/ucx_info-b.txt" \
+    >"$work/ucx_info-b.diff" || true
+differ=$(grep '^[<>]' "$work/ucx_info-b.diff" | grep -vc uct_MODULES) || true
+((differ == 0)) && grep -q '^#define uct_MODULES .*:varuna:' \
+    "$work/ucx_info-b.txt" || {
+    sed 's/^/    /' "$work/ucx_info-b.diff" | head -20
+    fail "ucx_info -b differs from Debian's in $differ lines but uct_MODULES"
+}
+sed -n 's/^[<>]/   &/p' "$work/ucx_info-b.diff"
+pass "ucx_info -b: Debian's $(wc -l <"$work/ucx_info-b-debian.txt") lines," \
+     "but uct_MODULES (varuna added)"
 }
 
 ### ucx_info -d on softib: rc_varuna, from the system's module directory
@@ -395,6 +429,7 @@ demo_run()
     local env=(UCX_TLS=rc_varuna,ud_verbs:aux UCX_RC_VARUNA_STANDBY=auto
                UCX_LOG_LEVEL=info "UCX_RC_VARUNA_REPORT=$demo_logs/$mode.json")
     local server client line link
+    down_at=
 
     if [[ $mode == lane ]]; then
         env+=(UCX_MAX_EAGER_LANES=2 UCX_MAX_RNDV_LANES=2
@@ -419,6 +454,7 @@ demo_run()
         line=$(grep -o 'client: round [0-9]*' "$clog" 2>/dev/null |
                tail -n 1) || true
         if [[ -n $line && ${line##* } -ge $((rounds * 30 / 100)) ]]; then
+            down_at=$(date +%s.%N)
             for link in $links; do
                 SOFTIB_REGISTRY=$registry "$RC_VARUNA_PREFIX/bin/softib" \
                     link down "$link" >/dev/null
@@ -434,6 +470,22 @@ demo_run()
     rm -f "$registry"
     grep -h -E '^(client|server): ' "$clog" "$slog" | grep -v 'round [0-9]*$' |
         cut -c1-150 | sed 's/^/    /'
+    demo_detect "$clog"
+}
+
+# How long the client took to see the failure: from just before softib's
+# link down command to the client's first failover line (UCX's log stamps
+# are wall-clock seconds); the packages and the module alone get their port
+# events differently (docs/packages.md)
+demo_detect()
+{
+    local first
+
+    first=$(sed -n 's/^\[\([0-9.]*\)\].* rc_varuna: ep .*: failing over from.*/\1/p' \
+            "$1" | head -n 1)
+    [[ -n $first && -n ${down_at:-} ]] || return 0
+    awk -v a="$down_at" -v b="$first" \
+        'BEGIN { printf "    failure seen %.1f ms after the link down command\n", (b - a) * 1000 }'
 }
 demo_run varuna
 ((demo_status == 0)) && grep -q '^client: OK' "$demo_logs/varuna-client.log" &&

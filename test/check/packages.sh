@@ -1,0 +1,34 @@
+#!/bin/bash
+#
+# Copyright (C) rc_varuna authors 2026. ALL RIGHTS RESERVED.
+# See file LICENSE for terms.
+#
+# make check: the Debian packages of UCX with rc_varuna (contrib/debian-build)
+# installed in place of Debian's UCX and used with system paths only, then
+# Debian's put back (test/packages/check.sh): ucx_info, mlx5 as Debian's,
+# Debian's mpirun and the failover demo through a link failure, exactly once.
+#
+# The packages are built from Debian's source package as Debian builds it,
+# a build of UCX of its own (Debian's configuration: no debug logs, static
+# libraries too). "contrib/quickstart check" starts it beside make check as
+# a background job at the lowest CPU priority (contrib/debian-build
+# background: SCHED_IDLE, a core only when no test wants it), so that it
+# costs the run little time; this runner waits for that build. Without one
+# (make check by hand) it builds the packages itself first, about 3 minutes.
+#
+
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+
+skip()
+{
+    echo "SKIP: $*"
+    [[ -n ${CI:-} ]] && exit 1
+    exit 77
+}
+
+[[ $EUID -eq 0 ]] || skip "installs the packages into the system: needs root"
+"$root/contrib/debian-build" wait || exit 1
+exec bash "$root/test/packages/check.sh"
