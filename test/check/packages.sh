@@ -9,9 +9,9 @@
 # Debian's mpirun and the failover demo through a link failure, exactly once.
 #
 # The packages are built from Debian's source package as Debian builds it,
-# a build of UCX of its own (Debian's configuration: no debug logs, static
-# libraries too). "contrib/quickstart check" starts it beside make check as
-# a background job at the lowest CPU priority (contrib/debian-build
+# a build of UCX of its own (Debian's configuration: no trace log levels,
+# static libraries too). "contrib/quickstart check" starts it beside make
+# check as a background job at the lowest CPU priority (contrib/debian-build
 # background: SCHED_IDLE, a core only when no test wants it), so that it
 # costs the run little time; this runner waits for that build. Without one
 # (make check by hand) it builds the packages itself first, about 3 minutes.
