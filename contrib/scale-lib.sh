@@ -5,7 +5,8 @@
 #
 # What contrib/scale-bench and test/check/scale-256.sh share: varuna_demo's
 # server started under softib, and a link taken down once the client has
-# come so far. Sourced; needs softib and varuna_demo on PATH.
+# come so far (the latter also test/packages/check.sh's). Sourced; needs
+# softib and varuna_demo on PATH.
 #
 
 # scale_server DEV PORT LOG LIMIT [VAR=VALUE ...]: varuna_demo's server on
@@ -27,20 +28,23 @@ scale_server()
     done
 }
 
-# scale_down_at PID LOG ROUND DEV: take DEV's link down as soon as the
-# client PID has said (in LOG) that it reached ROUND; prints when (seconds
-# since the epoch, just before), or nothing and returns 1 if the client
-# ended first
+# scale_down_at PID LOG ROUND DEV...: take each DEV's link down as soon as
+# the client PID has said (in LOG) that it reached ROUND; prints when
+# (seconds since the epoch, just before), or nothing and returns 1 if the
+# client ended first. SOFTIB: the softib command (default: softib on PATH)
 scale_down_at()
 {
-    local pid=$1 log=$2 round=$3 dev=$4 line
+    local pid=$1 log=$2 round=$3 line dev
 
+    shift 3
     while kill -0 "$pid" 2>/dev/null; do
         line=$(grep -o 'client: round [0-9]*' "$log" 2>/dev/null |
                tail -n 1) || true
         if [[ -n $line && ${line##* } -ge $round ]]; then
             date +%s.%N
-            softib link down "$dev" >/dev/null
+            for dev in "$@"; do
+                "${SOFTIB:-softib}" link down "$dev" >/dev/null
+            done
             return 0
         fi
         sleep 0.02

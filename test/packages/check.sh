@@ -54,6 +54,7 @@
 
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../../contrib/common.sh"
+. "$RC_VARUNA_ROOT/contrib/scale-lib.sh"
 
 module=0
 if [[ ${1:-} == --module ]]; then
@@ -428,8 +429,7 @@ demo_run()
     local slog=$demo_logs/$mode-server.log clog=$demo_logs/$mode-client.log
     local env=(UCX_TLS=rc_varuna,ud_verbs:aux UCX_RC_VARUNA_STANDBY=auto
                UCX_LOG_LEVEL=info "UCX_RC_VARUNA_REPORT=$demo_logs/$mode.json")
-    local server client line link
-    down_at=
+    local server client
 
     if [[ $mode == lane ]]; then
         env+=(UCX_MAX_EAGER_LANES=2 UCX_MAX_RNDV_LANES=2
@@ -449,21 +449,11 @@ demo_run()
         timeout --kill-after=10 120 "$demo" client 127.0.0.1 "$port" \
         "$rounds" >"$clog" 2>&1 &
     client=$!
-    # the link goes down 30 % through, through softib's control command
-    while kill -0 $client 2>/dev/null; do
-        line=$(grep -o 'client: round [0-9]*' "$clog" 2>/dev/null |
-               tail -n 1) || true
-        if [[ -n $line && ${line##* } -ge $((rounds * 30 / 100)) ]]; then
-            down_at=$(date +%s.%N)
-            for link in $links; do
-                SOFTIB_REGISTRY=$registry "$RC_VARUNA_PREFIX/bin/softib" \
-                    link down "$link" >/dev/null
-            done
-            echo "    link $links down at round ${line##* } of $rounds"
-            break
-        fi
-        sleep 0.05
-    done
+    # the links go down 30 % through, through softib's control command
+    down_at=$(SOFTIB=$RC_VARUNA_PREFIX/bin/softib SOFTIB_REGISTRY=$registry \
+              scale_down_at $client "$clog" $((rounds * 30 / 100)) $links) &&
+        echo "    link $links down at round $((rounds * 30 / 100)) of" \
+             "$rounds" || down_at=
     demo_status=0
     wait $client || demo_status=$?
     wait $server || demo_status=$?
