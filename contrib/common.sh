@@ -2,8 +2,9 @@
 # Copyright (C) rc_varuna authors 2026. ALL RIGHTS RESERVED.
 # See file LICENSE for terms.
 #
-# Sourced by contrib/quickstart and contrib/ucx-build: the build layout and a
-# few helpers. Everything generated lives under build/ (git-ignored).
+# Sourced by contrib/quickstart, contrib/ucx-build and most other scripts of
+# contrib/ and test/: the build layout and a few helpers. Everything
+# generated lives under build/ (git-ignored).
 #
 
 RC_VARUNA_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
@@ -83,6 +84,46 @@ rc_varuna_configure()
     rc_varuna_run_logged "$log" sh -c 'cd "$1" && shift && exec "$@"' sh \
         "$dir" "$@"
     printf '%s\n' "$id" >"$stamp"
+}
+
+# rc_varuna_verdicts FILE WHO...: judge the verdict lines that the processes
+# of a run appended to FILE (VARUNA_VERDICT_FILE, src/tools/varuna_verdict.h:
+# one write each, so no line is cut or mixed with another process's output):
+# one "WHO: OK: ..." or "WHO (pid P): OK: ..." for each WHO ("client",
+# "rank 2", "pe 0"). Prints a line for each WHO that did not say OK exactly
+# once: its WRONG line, "WHO: no verdict" or "WHO: N verdicts". Returns 0
+# only when every WHO said OK once. No fork: the fault scenarios call it in
+# a TCG guest.
+rc_varuna_verdicts()
+{
+    local file=$1 who line rest n ok bad=0
+
+    shift
+    for who in "$@"; do
+        n=0 ok=0
+        if [[ -f $file ]]; then
+            while IFS= read -r line; do
+                case $line in
+                "$who: "*) rest=${line#"$who: "} ;;
+                "$who (pid "*"): "*) rest=${line#"$who (pid "*"): "} ;;
+                *) continue ;;
+                esac
+                n=$((n + 1))
+                if [[ $rest == OK || $rest == OK:* ]]; then
+                    ok=$((ok + 1))
+                else
+                    echo "${line:0:200}"
+                fi
+            done <"$file"
+        fi
+        if ((n == 0)); then
+            echo "$who: no verdict"
+        elif ((n > 1)); then
+            echo "$who: $n verdicts"
+        fi
+        ((n == 1 && ok == 1)) || bad=$((bad + 1))
+    done
+    ((bad == 0))
 }
 
 # Run a command as root (apt-get), through sudo when we are not root

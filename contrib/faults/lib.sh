@@ -41,6 +41,8 @@
 
 export HOME=${HOME:-/tmp} LC_ALL=C
 set -u
+# the build layout and rc_varuna_verdicts
+. "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 
 SC_FAILS=0
 

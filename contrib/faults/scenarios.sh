@@ -169,12 +169,14 @@ sc_start()
     SC_T0=$(sc_us)
     UCX_NET_DEVICES=${SC_B_NET:-$SC_B1:1} \
         UCX_RC_VARUNA_STANDBY=${SC_B_STANDBY:-$SC_B2} \
+        VARUNA_VERDICT_FILE=$SC_DIR/server.verdict \
         timeout -k 5 "$SC_LIMIT" stdbuf -oL \
         varuna_demo server $SC_PORT >"$SC_DIR/server.log" 2>&1 &
     SC_SERVER=$!
     sc_wait_listen $SC_PORT || sc_info "$1: the server does not listen"
     UCX_NET_DEVICES=${SC_A_NET:-$SC_A1:1} \
         UCX_RC_VARUNA_STANDBY=${SC_A_STANDBY:-$SC_A2} \
+        VARUNA_VERDICT_FILE=$SC_DIR/client.verdict \
         timeout -k 5 "$SC_LIMIT" stdbuf -oL \
         varuna_demo client 127.0.0.1 $SC_PORT "$2" >"$SC_DIR/client.log" 2>&1 &
     SC_CLIENT=$!
@@ -203,28 +205,47 @@ sc_event()
     echo "   +$(sc_secs $(($(sc_us) - SC_T0))) $*" | tee -a "$SC_DIR/events.log"
 }
 
-# sc_end: wait for both; SC_VERDICT = the two verdict lines
+# sc_end: wait for both; SC_OK=1 when both exited 0 and said OK in their
+# verdict files (src/tools/varuna_verdict.h), SC_WRONG=1 when one said WRONG
 sc_end()
 {
     local rc_c rc_s
     wait $SC_CLIENT; rc_c=$?
     wait $SC_SERVER; rc_s=$?
     SC_SECS=$(sc_secs $(($(sc_us) - SC_T0)))
-    grep -h -E '^(client|server): (OK|WRONG)' "$SC_DIR/client.log" \
-        "$SC_DIR/server.log" | cut -c1-200 | sed 's/^/   /'
+    sc_verdicts
     SC_OK=0
-    grep -q '^client: OK' "$SC_DIR/client.log" &&
-        grep -q '^server: OK' "$SC_DIR/server.log" &&
+    rc_varuna_verdicts "$SC_DIR/client.verdict" client >/dev/null &&
+        rc_varuna_verdicts "$SC_DIR/server.verdict" server >/dev/null &&
         [[ $rc_c -eq 0 && $rc_s -eq 0 ]] && SC_OK=1
     SC_WRONG=0
-    grep -q '^client: WRONG\|^server: WRONG' "$SC_DIR/client.log" \
-        "$SC_DIR/server.log" && SC_WRONG=1
+    cat "$SC_DIR/client.verdict" "$SC_DIR/server.verdict" 2>/dev/null |
+        grep -q '^client: WRONG\|^server: WRONG' && SC_WRONG=1
     if [[ $SC_OK -eq 0 ]]; then
         echo "   client rc=$rc_c server rc=$rc_s; last lines:"
         grep -h -v '^client: round' "$SC_DIR/client.log" | tail -n 4 |
             cut -c1-220 | sed 's/^/   A: /'
         tail -n 4 "$SC_DIR/server.log" | cut -c1-220 | sed 's/^/   B: /'
     fi
+}
+
+# Show the verdicts of the run's processes: sc_verdicts [NAME...] (the
+# files SC_DIR/NAME.verdict; default: client and server), "NAME: no
+# verdict" for a file that is missing or empty
+sc_verdicts()
+{
+    local name line names=("$@")
+
+    ((${#names[@]})) || names=(client server)
+    for name in "${names[@]}"; do
+        if [[ ! -s $SC_DIR/$name.verdict ]]; then
+            echo "   $name: no verdict"
+            continue
+        fi
+        while IFS= read -r line; do
+            echo "   ${line:0:200}"
+        done <"$SC_DIR/$name.verdict"
+    done
 }
 
 # The evidence of an operation executed twice, from the verdict lines: the
@@ -251,7 +272,8 @@ sc_duplicates()
             [[ $n =~ ^[0-9]+$ && $n -gt 0 ]] &&
                 { echo "$n active messages delivered twice"; found=0; }
         fi
-    done < <(cat "$SC_DIR/client.log" "$SC_DIR/server.log" 2>/dev/null)
+    done < <(cat "$SC_DIR/client.verdict" "$SC_DIR/server.verdict" \
+             2>/dev/null)
     return $found
 }
 
@@ -722,6 +744,7 @@ sc_median()
 sc_after()
 {
     local mode=$1 idle=${2:-7} iters=4000 clients=1 cargs=() rc rs reports t
+    local names problems
     local port verdict= sdevs=$SC_B1:1 sstandby=$SC_B1=$SC_B2,$SC_B2=$SC_B1
     local cdevs=$SC_A1:1 cstandby=$SC_A2 fault="link_down 1 A"
     SC_NAME=after-$mode
@@ -762,11 +785,13 @@ sc_after()
             "$iters and kept down"
     SC_T0=$(sc_us)
     UCX_NET_DEVICES=$sdevs UCX_RC_VARUNA_STANDBY=$sstandby \
+        VARUNA_VERDICT_FILE=$SC_DIR/server.verdict \
         timeout -k 5 "$SC_LIMIT" stdbuf -oL varuna_bidir server $port \
         -i $iters -e 2 -n $clients >"$SC_DIR/server.log" 2>&1 &
     SC_SERVER=$!
     sc_wait_listen $port || sc_info "$SC_NAME: the server does not listen"
     UCX_NET_DEVICES=$cdevs UCX_RC_VARUNA_STANDBY=$cstandby \
+        VARUNA_VERDICT_FILE=$SC_DIR/client.verdict \
         timeout -k 5 "$SC_LIMIT" stdbuf -oL varuna_bidir client 127.0.0.1 \
         $port -i $iters -e 2 -f 2000 -m "$SC_DIR/fail" -p "${cargs[@]}" \
         >"$SC_DIR/client.log" 2>&1 &
@@ -799,6 +824,7 @@ sc_after()
     if ((clients > 1 && rc == 0)); then
         sc_event "a new client process, on both of A's ports"
         UCX_NET_DEVICES=$SC_A1:1,$SC_A2:1 UCX_RC_VARUNA_STANDBY=$SC_A1 \
+            VARUNA_VERDICT_FILE=$SC_DIR/client2.verdict \
             timeout -k 5 "$SC_LIMIT" stdbuf -oL varuna_bidir client \
             127.0.0.1 $port -i $iters -e 2 -f 2000 -m "$SC_DIR/fail2" -p \
             >"$SC_DIR/client2.log" 2>&1 &
@@ -850,19 +876,26 @@ sc_after()
         (($(sc_count "$SC_DIR/report.json" '"event":"lane_failover"') == 0)) ||
             verdict="WRONG: a lane moved to a dead peer"
     fi
+    # the verdicts each process wrote (a killed server writes none)
+    names=(client)
+    ((clients > 1)) && names+=(client2)
+    [[ $mode == *peer-killed ]] || names+=(server)
+    problems=$(for t in "${names[@]}"; do
+                   rc_varuna_verdicts "$SC_DIR/$t.verdict" "${t%2}" |
+                       sed "s/^/$t.verdict: /"
+               done | paste -sd';' -)
     if ((rc == 124 || rs == 124)); then
         verdict="HANG (client exit $rc, server exit $rs)"
     elif ((rc != 0 || rs != 0)); then
         verdict="WRONG (client exit $rc, server exit $rs)"
+    elif [[ -n $problems ]]; then
+        verdict="WRONG: ${problems:0:300}"
     elif ((reports < 1)); then
         verdict="WRONG: no failover report"
     elif [[ -z $verdict ]]; then
         verdict=OK
     fi
-    for t in "$SC_DIR"/client*.log "$SC_DIR/server.log"; do
-        grep -h -E '^(client|server): (OK|WRONG)' "$t" | cut -c1-200 |
-            sed 's/^/   /'
-    done
+    sc_verdicts "${names[@]}"
     if [[ $verdict == OK && $mode == lane-* ]]; then
         sc_ok "$SC_NAME: $reports lane failovers asked the dead peer and" \
               "gave up; the endpoints failed, each reported once ($SC_SECS s)"
@@ -1046,7 +1079,8 @@ sc_double_runs()
 sc_mpi_run()
 {
     local n=$1 ranks=$2 action=$3 heal=$4 fault=$sc_tmp/mpi-fault pid rc i
-    local reports lost missing ok_lines p pids verdict why iters=4000
+    local reports lost missing p pids verdict why iters=4000 whos r
+    local problems
 
     SC_NAME=mpi$ranks${SC_MPI_TAG:-}-$n
     SC_DIR=$SC_LOGS/$SC_NAME
@@ -1059,6 +1093,7 @@ sc_mpi_run()
     # environment (UCX_*, LD_LIBRARY_PATH), the wrapper adds the devices
     UCX_RC_VARUNA_REPORT=$SC_DIR/report.json \
         UCX_UCP_FAILOVER_REPORT=$SC_DIR/report.json \
+        VARUNA_VERDICT_FILE=$SC_DIR/verdicts \
         timeout -k 5 "$SC_LIMIT" stdbuf -oL mpirun --allow-run-as-root \
         --oversubscribe -np $ranks --mca pml ucx --mca osc ucx --mca btl self \
         --mca pml_ucx_tls any --mca pml_ucx_devices any \
@@ -1076,7 +1111,8 @@ sc_mpi_run()
         "$SC_DIR/counters-before.txt" - >"$SC_DIR/counters.txt"
 
     # the verdict, as test/mpi/run.sh gives it on softib: exit 0, one OK
-    # line per rank and the closing OK (every alltoall element, every
+    # verdict per rank and the closing OK in the file they wrote them to
+    # (src/tools/varuna_verdict.h) (every alltoall element, every
     # counter, every fetch result 0..adds-1 per target), a failover report
     # (SC_MPI_EVENT: or a lane failover's) from every rank and no result
     # lost
@@ -1087,23 +1123,27 @@ sc_mpi_run()
         [[ $p == *'"event":"failover"'* ]] &&
             lost=$((lost + $(sc_json results_lost "$p")))
     done <"$SC_DIR/report.json"
-    ok_lines=0 missing=0
+    whos=()
+    for ((r = 0; r < ranks; r++)); do
+        whos+=("rank $r")
+    done
+    problems=$(rc_varuna_verdicts "$SC_DIR/verdicts" "${whos[@]}" \
+               bidir_failover | cut -c1-160 | paste -sd';' -)
+    missing=0
     pids=$(sed -n -E 's/^rank [0-9]+ \(pid ([0-9]+)\): OK.*/\1/p' \
-           "$SC_DIR/out.log")
+           "$SC_DIR/verdicts")
     for p in $pids; do
-        ok_lines=$((ok_lines + 1))
         grep -q "{\"event\":\"${SC_MPI_EVENT:-failover}\",\"pid\":$p," \
              "$SC_DIR/report.json" || missing=$((missing + 1))
     done
     if ((rc == 124 || rc == 137)); then
         verdict="HANG (killed after $SC_LIMIT s)"
-    elif ((rc != 0)) || ! grep -q '^bidir_failover: OK' "$SC_DIR/out.log"
-    then
+    elif ((rc != 0)); then
         why=$(grep -m1 -o -E '[A-Za-z ]+, no path left to the peer|Assertion .*|UCX  ERROR .*|Fatal: .*|MPI_ERR[A-Z_]*' \
               "$SC_DIR/out.log" | cut -c1-120)
-        verdict="WRONG (exit $rc${why:+: $why})"
-    elif ((ok_lines != ranks)); then
-        verdict="WRONG: $ok_lines OK lines of $ranks ranks"
+        verdict="WRONG (exit $rc${why:+: $why})${problems:+; $problems}"
+    elif [[ -n $problems ]]; then
+        verdict="WRONG: $problems"
     elif ((reports == 0)); then
         verdict="WRONG: no failover report"
     elif ((missing > 0)); then
@@ -1220,7 +1260,7 @@ sc_shmem_cycle_rest()
 sc_shmem_run()
 {
     local n=$1 pes=$2 action=$3 heal=$4 fault=$sc_tmp/shmem-fault pid rc
-    local reports ok_lines missing p pids verdict why iters=3000
+    local reports missing p pids verdict why iters=3000 whos problems
     local cycle=${SC_SHMEM_CYCLE:-0} restored rpids cycle_args=
 
     SC_NAME=shmem$pes-double-$n
@@ -1238,7 +1278,7 @@ sc_shmem_run()
     # guest's 1 GB; Open MPI 4.1 reads SMA_SYMMETRIC_SIZE
     UCX_RC_VARUNA_REPORT=$SC_DIR/report.json \
         UCX_UCP_FAILOVER_REPORT=$SC_DIR/report.json \
-        SMA_SYMMETRIC_SIZE=32M \
+        VARUNA_VERDICT_FILE=$SC_DIR/verdicts SMA_SYMMETRIC_SIZE=32M \
         timeout -k 5 "$SC_LIMIT" stdbuf -oL oshrun --allow-run-as-root \
         --oversubscribe -np $pes --mca spml ucx --mca pml ucx \
         --mca osc ucx --mca btl self --mca opal_common_ucx_tls any \
@@ -1254,12 +1294,18 @@ sc_shmem_run()
     eval "$heal"
     SC_SECS=$(sc_secs $(($(sc_us) - SC_T0)))
 
-    # as test/mpi/shmem.sh --double judges on softib: exit 0, one OK line
-    # per PE and the closing OK (counters, fetch results 0..N-1 in order,
+    # as test/mpi/shmem.sh --double judges on softib: exit 0, one OK
+    # verdict per PE and the closing OK in the file they wrote them to
+    # (counters, fetch results 0..N-1 in order,
     # every put read back, no barrier ended early), a lane failover from
     # every PE
     reports=$(sc_count "$SC_DIR/report.json" '"event":"lane_failover"')
-    ok_lines=$(grep -c '^pe [0-9]*: OK' "$SC_DIR/out.log")
+    whos=()
+    for ((p = 0; p < pes; p++)); do
+        whos+=("pe $p")
+    done
+    problems=$(rc_varuna_verdicts "$SC_DIR/verdicts" "${whos[@]}" \
+               shmem_failover | cut -c1-160 | paste -sd';' -)
     missing=0
     pids=$(sed -n -E 's/.*"event":"lane_failover","pid":([0-9]+),.*/\1/p' \
            "$SC_DIR/report.json" | sort -u | wc -l)
@@ -1269,13 +1315,12 @@ sc_shmem_run()
             "$SC_DIR/report.json" | sort -u | wc -l)
     if ((rc == 124 || rc == 137)); then
         verdict="HANG (killed after $SC_LIMIT s)"
-    elif ((rc != 0)) || ! grep -q '^shmem_failover: OK' "$SC_DIR/out.log"
-    then
-        why=$(grep -m1 -o -E '[A-Za-z ]+, no path left to the peer|Assertion .*|UCX  ERROR .*|pe [0-9]+: WRONG.*' \
+    elif ((rc != 0)); then
+        why=$(grep -m1 -o -E '[A-Za-z ]+, no path left to the peer|Assertion .*|UCX  ERROR .*' \
               "$SC_DIR/out.log" | cut -c1-120)
-        verdict="WRONG (exit $rc${why:+: $why})"
-    elif ((ok_lines != pes)); then
-        verdict="WRONG: $ok_lines OK lines of $pes PEs"
+        verdict="WRONG (exit $rc${why:+: $why})${problems:+; $problems}"
+    elif [[ -n $problems ]]; then
+        verdict="WRONG: $problems"
     elif ((missing > 0)); then
         verdict="WRONG: $missing of $pes PEs without a lane failover"
     elif ((cycle && rpids < pes)); then

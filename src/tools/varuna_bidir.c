@@ -54,10 +54,13 @@
  * returned exactly 0, 1, 2, ... (one adder per counter: a lost add, a
  * repeated add or a made-up result all break the sequence), every counter
  * here equals ITERS, every slot holds the peer's last pattern. One verdict
- * line per side; exit status 0 only when all holds.
+ * line per side, also to the file VARUNA_VERDICT_FILE names
+ * (varuna_verdict.h); exit status 0 only when all holds.
  *
  * Nothing here knows about rc_varuna: it runs over whatever UCX_TLS says.
  */
+
+#include "varuna_verdict.h"
 
 #include <ucp/api/ucp.h>
 
@@ -690,12 +693,12 @@ static int bidir_await_death(void)
         }
     }
 
-    printf("client: %s: %u of %u endpoints reported the dead peer within "
-           "%.1f s (%.2f s), %u more than once\n",
-           ((reported == BIDIR_NUM_WORKERS * bidir_opt.eps) && !twice) ?
-           "OK" : "WRONG", reported, BIDIR_NUM_WORKERS * bidir_opt.eps,
-           bidir_opt.expect_death, bidir_now() - start, twice);
-    fflush(stdout);
+    varuna_verdict("client",
+                   (reported == BIDIR_NUM_WORKERS * bidir_opt.eps) && !twice,
+                   "%u of %u endpoints reported the dead peer within %.1f s "
+                   "(%.2f s), %u more than once", reported,
+                   BIDIR_NUM_WORKERS * bidir_opt.eps, bidir_opt.expect_death,
+                   bidir_now() - start, twice);
     return ((reported == BIDIR_NUM_WORKERS * bidir_opt.eps) && !twice) ?
            0 : 1;
 }
@@ -706,6 +709,7 @@ static int bidir_run(void)
     unsigned long bad_msgs = 0, bad_fetch = 0, bad_count = 0, bad_slot = 0;
     unsigned iter, e, w, dup, fail = 0;
     const char *name = bidir_side ? "client" : "server";
+    char wakeups[128] = "";
     int ok;
 
     for (e = 0; e < bidir_opt.eps; e++) {
@@ -756,17 +760,15 @@ static int bidir_run(void)
     ok = (bad_msgs == 0) && (bad_fetch == 0) && (bad_count == 0) &&
          (bad_slot == 0) && (dup == 0) && (bidir_ep_errors == 0) &&
          (bidir_missed_wakeups == 0);
-    printf("%s: %s: %u iterations x %u endpoints each way: %lu bad "
-           "messages, %u duplicates, %lu wrong fetch results, %lu wrong "
-           "counters, %lu wrong slots, %lu endpoint errors", name,
-           ok ? "OK" : "WRONG", bidir_opt.iters, bidir_opt.eps, bad_msgs,
-           dup, bad_fetch, bad_count, bad_slot, bidir_ep_errors);
     if (bidir_opt.wakeup) {
-        printf("; %lu sleeps, %lu missed wakeups", bidir_sleeps,
-               bidir_missed_wakeups);
+        snprintf(wakeups, sizeof(wakeups), "; %lu sleeps, %lu missed wakeups",
+                 bidir_sleeps, bidir_missed_wakeups);
     }
-    printf("\n");
-    fflush(stdout);
+    varuna_verdict(name, ok, "%u iterations x %u endpoints each way: %lu bad "
+                   "messages, %u duplicates, %lu wrong fetch results, %lu "
+                   "wrong counters, %lu wrong slots, %lu endpoint errors%s",
+                   bidir_opt.iters, bidir_opt.eps, bad_msgs, dup, bad_fetch,
+                   bad_count, bad_slot, bidir_ep_errors, wakeups);
 
     /* a last barrier: the peer may still read from us until it is done */
     bidir_barrier();

@@ -18,8 +18,9 @@
  * back: every slot holds its pattern, the counter equals the number of
  * fetch-adds, and the fetch-add results are all distinct (each add seen
  * exactly once). The server checks that the active messages arrived
- * exactly once each, in order. Each side prints a verdict line; the exit
- * status is 0 only when everything holds.
+ * exactly once each, in order. Each side prints a verdict line, also to
+ * the file VARUNA_VERDICT_FILE names (varuna_verdict.h); the exit status
+ * is 0 only when everything holds.
  *
  * Nothing here knows about rc_varuna: it runs over whatever UCX_TLS says.
  *
@@ -54,6 +55,8 @@
  * device's) spent meanwhile and how often the worker slept: an idle
  * program must not spin, whatever the state of its links (issue 28).
  */
+
+#include "varuna_verdict.h"
 
 #include <ucp/api/ucp.h>
 
@@ -466,12 +469,12 @@ static int demo_server(int port)
     ok = (demo_am_dup == 0) && (demo_am_out_of_order == 0) &&
          (demo_am_count == (uint64_t)demo_done_rounds);
     snprintf(eps_str, sizeof(eps_str), " on %u endpoints", demo_am_eps);
-    printf("server: %s: %lu active messages for %ld rounds%s, %lu "
-           "duplicates, %lu out of order\n", ok ? "OK" : "WRONG",
-           (unsigned long)demo_am_count, (long)demo_done_rounds,
-           (demo_am_eps > 1) ? eps_str : "", (unsigned long)demo_am_dup,
-           (unsigned long)demo_am_out_of_order);
-    fflush(stdout);
+    varuna_verdict("server", ok, "%lu active messages for %ld rounds%s, "
+                   "%lu duplicates, %lu out of order",
+                   (unsigned long)demo_am_count, (long)demo_done_rounds,
+                   (demo_am_eps > 1) ? eps_str : "",
+                   (unsigned long)demo_am_dup,
+                   (unsigned long)demo_am_out_of_order);
 
     /* let the client read our memory, then part */
     demo_send_all(fd, &ack, 1);
@@ -799,15 +802,15 @@ static int demo_client(const char *host, int port, uint64_t rounds)
 
     ok = (counter == rounds) && (dups == 0) && (bad_slots == 0) &&
          (failed == 0);
-    printf("client: %s: counter %lu after %lu fetch-adds (%s), %lu duplicate "
-           "fetch-add results, %lu results lost with the link (reported as "
-           "errors), %lu puts wrong, %lu operations failed\n",
-           ok ? "OK" : "WRONG", (unsigned long)counter, (unsigned long)rounds,
-           (counter == rounds) ? "each executed once" :
-           ((counter > rounds) ? "EXECUTED TWICE" : "LOST"),
-           (unsigned long)dups, (unsigned long)lost,
-           (unsigned long)bad_slots, (unsigned long)failed);
-    fflush(stdout);
+    varuna_verdict("client", ok, "counter %lu after %lu fetch-adds (%s), "
+                   "%lu duplicate fetch-add results, %lu results lost with "
+                   "the link (reported as errors), %lu puts wrong, %lu "
+                   "operations failed", (unsigned long)counter,
+                   (unsigned long)rounds,
+                   (counter == rounds) ? "each executed once" :
+                   ((counter > rounds) ? "EXECUTED TWICE" : "LOST"),
+                   (unsigned long)dups, (unsigned long)lost,
+                   (unsigned long)bad_slots, (unsigned long)failed);
 
     demo_send_all(fd, &ack, 1);
     close(fd);

@@ -110,23 +110,23 @@ fail_points()
 bidir_run()
 {
     local n=$1 d=$logs/run$1 port=$((20000 + ($$ + $1) % 20000))
-    local server client k link rs rc verdict reports rule
+    local server client k link rs rc verdict reports rule names name problems
 
     rm -rf "$d"
     mkdir -p "$d"
     softib reset >/dev/null
     export UCX_RC_VARUNA_REPORT=$d/report.json
 
-    UCX_NET_DEVICES=$sdev timeout "$tmo" softib run -- \
-        varuna_bidir server "$port" -i "$iters" -e "$eps" -n $clients $args \
+    UCX_NET_DEVICES=$sdev VARUNA_VERDICT_FILE=$d/server.verdict \
+        timeout "$tmo" softib run -- varuna_bidir server "$port" -i "$iters" -e "$eps" -n $clients $args \
         >"$d/server.log" 2>&1 &
     server=$!
     for _ in $(seq 100); do
         grep -q listening "$d/server.log" && break
         sleep 0.1
     done
-    UCX_NET_DEVICES=$cdev timeout "$tmo" softib run -- \
-        varuna_bidir client 127.0.0.1 "$port" -i "$iters" -e "$eps" $args \
+    UCX_NET_DEVICES=$cdev VARUNA_VERDICT_FILE=$d/client.verdict \
+        timeout "$tmo" softib run -- varuna_bidir client 127.0.0.1 "$port" -i "$iters" -e "$eps" $args \
         -f "$(fail_points)" -m "$d/fail" $pause ${idle:+-w $idle} \
         ${kill_after:+-K $kill_after} >"$d/client.log" 2>&1 &
     client=$!
@@ -167,7 +167,8 @@ bidir_run()
     if ((clients > 1 && rc == 0)); then
         # a new process sees only the ports that are up: it is given both
         # of the client's, as a user would
-        client2_env=(UCX_NET_DEVICES=$cdev,${links[1]})
+        client2_env=(UCX_NET_DEVICES=$cdev,${links[1]}
+                     VARUNA_VERDICT_FILE=$d/client2.verdict)
         client2_args=()
         if ((keep_down)); then
             client2_env+=(UCX_RC_VARUNA_STANDBY=${links[0]})
@@ -211,10 +212,21 @@ bidir_run()
                                          "$d/report.json")
     # a killed server exits with 137
     [[ -n $kill_after ]] && ((rs == 137)) && rs=0
+    # each process's verdict, from the file it wrote it to (a killed server
+    # writes none)
+    names=(client)
+    ((clients > 1 && rc == 0)) && names+=(client2)
+    [[ -n $kill_after ]] || names+=(server)
+    problems=$(for name in "${names[@]}"; do
+                   rc_varuna_verdicts "$d/$name.verdict" "${name%2}" |
+                       sed "s/^/$name.verdict: /"
+               done | cut -c1-200 | paste -sd';' -)
     if ((rc == 124 || rs == 124)); then
         verdict="HANG (client exit $rc, server exit $rs)"
     elif ((rc != 0 || rs != 0)); then
-        verdict="WRONG (client exit $rc, server exit $rs)"
+        verdict="WRONG (client exit $rc, server exit $rs)${problems:+: $problems}"
+    elif [[ -n $problems ]]; then
+        verdict="WRONG: $problems"
     elif ((reports < fails)); then
         verdict="WRONG: $reports failover reports for $fails failures"
     elif ((clients > 1 && keep_down)) &&
@@ -226,9 +238,8 @@ bidir_run()
     else
         verdict="OK"
     fi
-    echo "run $n: $verdict; $reports failover reports; $(grep -h -E \
-          '^(client|server): (OK|WRONG)' "$d"/client*.log "$d/server.log" |
-          cut -d: -f1,2 | paste -sd' ')"
+    echo "run $n: $verdict; $reports failover reports; $(cat "$d"/*.verdict \
+          2>/dev/null | cut -d: -f1,2 | paste -sd' ')"
     [[ $verdict == OK ]]
 }
 

@@ -49,15 +49,18 @@ scale_run()
 {
     local standby=$1 sdev=$2 port=$((20000 + RANDOM % 20000)) server client
     local slog=$logs/$standby-server.log clog=$logs/$standby-client.log
-    local report=$logs/$standby-client.json failovers eps_failed
+    local report=$logs/$standby-client.json failovers eps_failed problems
 
     rm -f "$SOFTIB_REGISTRY"
+    rm -f "${slog%.log}.verdict" "${clog%.log}.verdict"
     scale_server "$sdev" "$port" "$slog" "$limit" \
-        UCX_TLS=rc_varuna,ud_verbs:aux UCX_RC_VARUNA_STANDBY="$standby"
+        UCX_TLS=rc_varuna,ud_verbs:aux UCX_RC_VARUNA_STANDBY="$standby" \
+        VARUNA_VERDICT_FILE="${slog%.log}.verdict"
     server=$scale_pid
     UCX_TLS=rc_varuna,ud_verbs:aux UCX_NET_DEVICES=softib0:1 \
         UCX_RC_VARUNA_STANDBY=$standby UCX_RC_VARUNA_REPORT=$report \
         VARUNA_DEMO_EPS=$eps VARUNA_DEMO_WINDOW=$((2 * eps)) \
+        VARUNA_VERDICT_FILE=${clog%.log}.verdict \
         timeout --kill-after=10 "$limit" softib run -- \
         varuna_demo client 127.0.0.1 "$port" "$rounds" >"$clog" 2>&1 &
     client=$!
@@ -75,18 +78,20 @@ scale_run()
         echo "FAIL: STANDBY=$standby: TIMEOUT after $limit s ($(grep -o 'client: round [0-9]*' "$clog" | tail -n 1); logs: $logs)"
         return 1
     fi
-    if ((crc != 0 || src != 0)) || ! grep -q '^client: OK' "$clog" ||
-       ! grep -q '^server: OK' "$slog"; then
+    # each side's verdict, from the file it wrote it to
+    problems=$(rc_varuna_verdicts "${clog%.log}.verdict" client
+               rc_varuna_verdicts "${slog%.log}.verdict" server)
+    if ((crc != 0 || src != 0)) || [[ -n $problems ]]; then
         echo "FAIL: STANDBY=$standby: client exit $crc, server exit $src (logs: $logs)"
-        grep -h -E '^(client|server): (OK|WRONG)' "$clog" "$slog" | sed 's/^/   /'
+        [[ -n $problems ]] && sed 's/^/   /' <<<"$problems"
         return 1
     fi
     if ((eps_failed != eps)); then
         echo "FAIL: STANDBY=$standby: $eps_failed of $eps endpoints failed over ($failovers failover reports)"
         return 1
     fi
-    echo "ok: STANDBY=$standby: $eps endpoints, softib0:1 down 30 % in: $(grep -h '^client: OK' "$clog" | cut -c1-120)"
-    echo "    $(grep -h '^server: OK' "$slog" | cut -c1-120); $failovers failovers, every endpoint"
+    echo "ok: STANDBY=$standby: $eps endpoints, softib0:1 down 30 % in: $(cut -c1-120 "${clog%.log}.verdict")"
+    echo "    $(cut -c1-120 "${slog%.log}.verdict"); $failovers failovers, every endpoint"
     return 0
 }
 

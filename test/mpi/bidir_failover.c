@@ -23,7 +23,8 @@
  * executed once and its result delivered once), and those of one origin
  * increase. Each rank prints one line, "rank R (pid P): OK: ..." or
  * "rank R (pid P): WRONG: ...", and rank 0 a last line
- * "bidir_failover: OK|WRONG".
+ * "bidir_failover: OK|WRONG", each also to the file VARUNA_VERDICT_FILE
+ * names (src/tools/varuna_verdict.h), where the runners read them.
  * The exit status is 0 only if everything was right.
  *
  * Sizes: -s BYTES per destination of the alltoall (eager by default);
@@ -43,6 +44,7 @@
  */
 #include <mpi.h>
 #include "softib_link.h"
+#include "varuna_verdict.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -191,7 +193,7 @@ int main(int argc, char **argv)
     uint64_t sum = 0, sum_expected = 0, chain, bad_chains = 0;
     uint64_t sum_now, sum_now_expected = 0;
     int64_t bad_sum_it = -1;
-    char detail[1024] = "";
+    char detail[1024] = "", who[64], fetch_detail[160] = "";
     double start, t_fail = 0, idle = 0, until;
     MPI_Win win;
 
@@ -584,14 +586,11 @@ int main(int argc, char **argv)
         }
     }
     bf_phase = PHASE_DONE;
-    /* the verdict in one write(2) of its own: stdout is a pipe shared by
-     * every rank, and a line that straddled the flush of UCX's log lines
-     * before it came out in two pieces with another rank's output between
-     * them (make check: "3 OK lines of 4 ranks", all four ranks OK) */
-    fflush(stdout);
-    printf("rank %d (pid %d): %s: %s\n", rank, (int)getpid(),
-           ok ? "OK" : "WRONG", detail);
-    fflush(stdout);
+    /* to the verdict file too: stdout is a pipe shared by every rank, and
+     * a line cut by a flush of UCX's log came out in two pieces with
+     * another rank's output between them (varuna_verdict.h) */
+    snprintf(who, sizeof(who), "rank %d (pid %d)", rank, (int)getpid());
+    varuna_verdict(who, ok, "%s", detail);
 
     /* the results of each target must be exactly 0 .. adds-1 */
     if ((rank == 0) && !alltoall_only) {
@@ -625,9 +624,9 @@ int main(int argc, char **argv)
         }
         free(v);
         if (dup || gap) {
-            printf("rank 0: WRONG: fetch results not 0..adds-1 on %" PRIu64
-                   " ranks (%" PRIu64 " with a duplicate)\n", dup + gap,
-                   dup);
+            snprintf(fetch_detail, sizeof(fetch_detail), "; fetch results "
+                     "not 0..adds-1 on %" PRIu64 " ranks (%" PRIu64 " with "
+                     "a duplicate)", dup + gap, dup);
             ok = 0;
         }
     }
@@ -638,11 +637,12 @@ int main(int argc, char **argv)
             printf("bidir_failover: %d iterations more than asked, until the "
                    "fault was in place\n", extra);
         }
-        printf("bidir_failover: %s: %d ranks, %d iterations in %.2f s%s\n",
-               all_ok ? "OK" : "WRONG", nranks, iterations, now_s() - start,
-               (fail_at >= 0) && (fail_at < iterations) ?
-               ", link failure included" : ", no link failure");
-        fflush(stdout);
+        varuna_verdict("bidir_failover", all_ok,
+                       "%d ranks, %d iterations in %.2f s%s%s", nranks,
+                       iterations, now_s() - start,
+                       (fail_at >= 0) && (fail_at < iterations) ?
+                       ", link failure included" : ", no link failure",
+                       fetch_detail);
     }
 
     if (!alltoall_only) {

@@ -27,7 +27,7 @@ mpi_setup()
 }
 
 # Build test/mpi/NAME.c with the compiler wrapper CC into build/mpi/NAME
-# when its source changed; prints the program's path
+# when its source or a header it includes changed; prints the program's path
 mpi_build()
 {
     local cc=$1 name=$2
@@ -35,9 +35,11 @@ mpi_build()
     local prog=$RC_VARUNA_BUILD/mpi/$name
 
     if [[ ! -x $prog || $src -nt $prog ||
-          $RC_VARUNA_ROOT/test/mpi/softib_link.h -nt $prog ]]; then
+          $RC_VARUNA_ROOT/test/mpi/softib_link.h -nt $prog ||
+          $RC_VARUNA_ROOT/src/tools/varuna_verdict.h -nt $prog ]]; then
         mkdir -p "${prog%/*}"
         "$cc" -O2 -g -Wall -Werror -I"$RC_VARUNA_PREFIX/include" \
+            -I"$RC_VARUNA_ROOT/src/tools" \
             -o "$prog" "$src" -L"$RC_VARUNA_PREFIX/lib" \
             -Wl,-rpath,"$RC_VARUNA_PREFIX/lib" -lsoftib >&2 ||
             rc_varuna_die "$cc $src failed"
@@ -45,7 +47,8 @@ mpi_build()
     echo "$prog"
 }
 
-# The duplicate itself in a job's output FILE, under blanket recovery:
+# The duplicate itself in a job's output OUT or the verdicts its processes
+# wrote to VERDICTS (VARUNA_VERDICT_FILE), under blanket recovery:
 # the program's "(EXECUTED TWICE)" (a counter or sum above what was
 # added), fetch results of a target with a duplicate, a line matching the
 # extended regex EXTRA (the caller's own evidence, if given), or UCP's
@@ -54,14 +57,15 @@ mpi_build()
 # twice at the target, or its reply delivered twice; or the request the
 # reply names released already, its id 0). Any other failure
 # (another assertion, an abort, a short counter) is not evidence. Prints
-# the evidence found; 0 if any.
+# the evidence found; 0 if any. mpi_duplicate_evidence OUT VERDICTS [EXTRA]
 mpi_duplicate_evidence()
 {
-    local file=$1 extra=${2:-}
+    local file=$1 verdicts=$2 extra=${3:-}
 
-    grep -m1 -E '\(EXECUTED TWICE\)|\([1-9][0-9]* with a duplicate\)' \
-        "$file" && return 0
-    [[ -n $extra ]] && grep -m1 -E "$extra" "$file" && return 0
+    grep -h -m1 -E '\(EXECUTED TWICE\)|\([1-9][0-9]* with a duplicate\)' \
+        "$verdicts" "$file" | head -n 1 | grep . && return 0
+    [[ -n $extra ]] && grep -h -m1 -E "$extra" "$verdicts" "$file" |
+        head -n 1 | grep . && return 0
     # the assertion ("[host:pid:n:TID] ... Assertion ...", the pid padded
     # to a width: "[vm:6480 :0:6480]"), then the first frames of the
     # backtrace of that thread ("==== backtrace (tid: TID) ====", other

@@ -49,10 +49,12 @@
 #   --bt         on a hang, gdb backtraces of every rank (bt-PID.txt)
 #   --name       logs go to build/logs/mpi/NAME (default: from the options)
 #
-# A run is OK when it exits 0 within the timeout with one OK line per rank
-# and the closing "bidir_failover: OK" (every alltoall element right, every
-# counter equal to the adds aimed at it, the fetch results of each target
-# exactly 0..adds-1), and, with a link failure, every rank wrote failover
+# A run is OK when it exits 0 within the timeout with one OK verdict per
+# rank and the closing "bidir_failover: OK" (every alltoall element right,
+# every counter equal to the adds aimed at it, the fetch results of each
+# target exactly 0..adds-1) in the file the ranks write their verdicts to
+# (VARUNA_VERDICT_FILE, the run's verdicts: a rank whose verdict is missing
+# or WRONG is named), and, with a link failure, every rank wrote failover
 # reports (UCX_RC_VARUNA_REPORT) with no lost result; WRONG otherwise; HANG
 # when it did not end within the timeout (it is then killed). Prints one
 # line per run and "mpi: N runs: C correct, W wrong, H hang"; exits 0 only
@@ -205,18 +207,20 @@ mpi_kill_session()
 mpi_run()
 {
     local n=$1 d=$logs/run$1 pid start rc verdict reports pids p missing
-    local lost ok_lines why lane_reports event evidence
+    local lost why lane_reports event evidence whos r verdict_problems
 
     rm -rf "$d"
     mkdir -p "$d"
     : >"$d/report.json"
+    : >"$d/verdicts"
     export SOFTIB_REGISTRY=$registry.$n
     rm -f "$SOFTIB_REGISTRY"
     start=$SECONDS
 
     setsid softib run -- mpirun "${mpirun_args[@]}" \
         -x UCX_RC_VARUNA_REPORT="$d/report.json" \
-        -x UCX_UCP_FAILOVER_REPORT="$d/report.json" "$prog" "${prog_args[@]}" \
+        -x UCX_UCP_FAILOVER_REPORT="$d/report.json" \
+        -x VARUNA_VERDICT_FILE="$d/verdicts" "$prog" "${prog_args[@]}" \
         >"$d/out.log" 2>&1 </dev/null &
     pid=$!
     # softib's counters (retransmissions, RNR NAKs, retries exceeded) are
@@ -247,11 +251,19 @@ mpi_run()
     lost=$(grep '"event":"failover"' "$d/report.json" |
            grep -o '"results_lost":[0-9]*' |
            awk -F: '{s += $2} END {print s + 0}')
-    ok_lines=$(grep -c -E '^rank [0-9]+ \(pid [0-9]+\): OK' "$d/out.log")
+    # every rank's verdict and rank 0's closing one, from the file they
+    # wrote them to (src/tools/varuna_verdict.h): what is wrong or missing
+    # there, one rank a line
+    whos=()
+    for ((r = 0; r < ranks; r++)); do
+        whos+=("rank $r")
+    done
+    verdict_problems=$(rc_varuna_verdicts "$d/verdicts" "${whos[@]}" \
+                       bidir_failover | cut -c1-160 | paste -sd';' -)
     missing=0
     if ((fail)); then
         pids=$(sed -n -E 's/^rank [0-9]+ \(pid ([0-9]+)\):.*/\1/p' \
-               "$d/out.log")
+               "$d/verdicts")
         # each rank's own report: of its failover, or with --double of
         # its lane failover (both paths of the lane may die at once, and
         # rc_varuna's failover then never completes)
@@ -265,13 +277,13 @@ mpi_run()
 
     if [[ $rc == hang ]]; then
         :
-    elif ((rc != 0)) || ! grep -q '^bidir_failover: OK' "$d/out.log"; then
+    elif ((rc != 0)); then
         # the first fatal line of UCX or Open MPI, if any
         why=$(grep -m1 -o -E '[A-Za-z ]+, no path left to the peer|Assertion .*|UCX  ERROR .*|MPI_ERR[A-Z_]*' \
               "$d/out.log" | cut -c1-100)
-        verdict="WRONG (exit $rc${why:+: $why})"
-    elif ((ok_lines != ranks)); then
-        verdict="WRONG: $ok_lines OK lines of $ranks ranks"
+        verdict="WRONG (exit $rc${why:+: $why})${verdict_problems:+; $verdict_problems}"
+    elif [[ -n $verdict_problems ]]; then
+        verdict="WRONG: $verdict_problems"
     elif ((fail && (reports + lane_reports == 0 || missing > 0))); then
         verdict="WRONG: $missing of $ranks ranks without a failover report"
     elif ((lost > 0)); then
@@ -281,12 +293,12 @@ mpi_run()
     fi
     rm -f "$SOFTIB_REGISTRY"
     echo "run $n: $verdict; $((SECONDS - start)) s; $reports failover" \
-         "reports, $lane_reports lane failovers; $(grep -h -E '^(rank [0-9]+ \(pid [0-9]+\): WRONG|bidir_failover: WRONG)' \
-                     "$d/out.log" | head -3 | paste -sd' ')"
+         "reports, $lane_reports lane failovers"
     [[ -f $d/hang.txt ]] && cat "$d/hang.txt"
     [[ $rc == hang ]] && return 2
     if [[ $expect == twice ]]; then
-        evidence=$(mpi_duplicate_evidence "$d/out.log") || return 1
+        evidence=$(mpi_duplicate_evidence "$d/out.log" "$d/verdicts") ||
+            return 1
         echo "run $n: executed twice: $evidence"
         return 0
     elif [[ $expect == wrong ]]; then

@@ -37,10 +37,12 @@
 #                judged
 #   -x VAR=VAL   one more variable for every PE
 #
-# A run is OK when it exits 0 within the timeout with one "pe N: OK" line
-# per PE and "shmem_failover: OK", and, with a link failure, failover
-# reports from every PE; WRONG otherwise; HANG after the timeout. Exits 0
-# when the verdict is the expected one. Logs in build/logs/shmem/NAME/.
+# A run is OK when it exits 0 within the timeout with one "pe N: OK" verdict
+# per PE and "shmem_failover: OK" in the file the PEs write their verdicts
+# to (VARUNA_VERDICT_FILE: verdicts; a PE whose verdict is missing or WRONG
+# is named), and, with a link failure, failover reports from every PE;
+# WRONG otherwise; HANG after the timeout. Exits 0 when the verdict is the
+# expected one. Logs in build/logs/shmem/NAME/.
 #
 # Open MPI 4.1.4's own exit crash: spml ucx registers a memory-release hook
 # at shmem_init and never removes it; shmem_finalize unloads mca_spml_ucx,
@@ -99,6 +101,7 @@ d=$RC_VARUNA_LOGS/shmem/$name
 rm -rf "$d"
 mkdir -p "$d"
 : >"$d/report.json"
+: >"$d/verdicts"
 export SOFTIB_REGISTRY=/dev/shm/softib-shmem.$$
 rm -f "$SOFTIB_REGISTRY"
 trap 'rm -f "$SOFTIB_REGISTRY"' EXIT
@@ -115,12 +118,20 @@ timeout --kill-after=10 "$tmo" \
     -x UCX_RC_VARUNA_RECOVERY="$recovery" \
     -x UCX_RC_VARUNA_REPORT="$d/report.json" \
     -x UCX_UCP_FAILOVER_REPORT="$d/report.json" \
+    -x VARUNA_VERDICT_FILE="$d/verdicts" \
     -x UCX_LOG_LEVEL="${UCX_LOG_LEVEL:-info}" -x LD_LIBRARY_PATH \
     "${extra_env[@]}" \
     "$prog" "${prog_args[@]}" >"$d/out.log" 2>&1 </dev/null
 rc=$?
 
-ok_lines=$(grep -c -E '^pe [0-9]+: OK' "$d/out.log")
+# every PE's verdict and PE 0's closing one, from the file they wrote them
+# to (src/tools/varuna_verdict.h): what is wrong or missing there
+whos=()
+for ((pe = 0; pe < pes; pe++)); do
+    whos+=("pe $pe")
+done
+verdict_problems=$(rc_varuna_verdicts "$d/verdicts" "${whos[@]}" \
+                   shmem_failover | cut -c1-160 | paste -sd';' -)
 reports=$(grep -c '"event":"failover"' "$d/report.json")
 pids_reporting=$(grep '"event":"failover"' "$d/report.json" |
                  grep -o '"pid":[0-9]*' | sort -u | wc -l)
@@ -128,15 +139,14 @@ lane_pids=$(grep '"event":"lane_failover"' "$d/report.json" |
             grep -o '"pid":[0-9]*' | sort -u | wc -l)
 if ((rc == 124 || rc == 137)); then
     verdict="HANG (no end after $tmo s)"
-elif ((rc == 0)) && ((ok_lines == pes)) &&
-     grep -q '^shmem_failover: OK' "$d/out.log" &&
+elif ((rc == 0)) && [[ -z $verdict_problems ]] &&
      { ((!fail)) || ((double)) || ((pids_reporting == pes)); } &&
      { ((!double)) || ((lane_pids == pes)); } &&
      { ((fail)) || ((reports == 0)); }; then
     verdict=OK
 else
-    verdict="WRONG (exit $rc, $ok_lines of $pes PEs OK, failover reports"
-    verdict+=" from $pids_reporting PEs, lane failovers from $lane_pids)"
+    verdict="WRONG (exit $rc, failover reports from $pids_reporting PEs, lane"
+    verdict+=" failovers from $lane_pids)${verdict_problems:+: $verdict_problems}"
 fi
 # the receivers' counts (totals lines): duplicates dropped under varuna
 # recovery, messages delivered again or early under blanket
@@ -147,15 +157,14 @@ sum_counter()
 }
 echo "shmem $name: $verdict; $((SECONDS - start)) s; $reports failover" \
      "reports; active messages: $(sum_counter am_dropped) dropped," \
-     "$(sum_counter am_unordered) out of sequence;" \
-     "$(grep -h -E '^pe [0-9]+: WRONG' "$d/out.log" | head -1)"
+     "$(sum_counter am_unordered) out of sequence"
 
 if [[ $expect == ok ]]; then
     [[ $verdict == OK ]]
 else
     # the job's own evidence, not rc_varuna's counters
-    evidence=$(mpi_duplicate_evidence "$d/out.log" \
-               "^pe [0-9]+: WRONG: [0-9]+ barriers ended early .*, counter $iters in the end\$") ||
+    evidence=$(mpi_duplicate_evidence "$d/out.log" "$d/verdicts" \
+               "^pe [0-9]+: WRONG: (.*; )?[0-9]+ barriers ended early .*, counter $iters in the end\$") ||
         { echo "shmem $name: no message delivered again"; exit 1; }
     echo "shmem $name: a message delivered again: $evidence"
 fi

@@ -33,16 +33,20 @@
  *
  * Usage: shmem_failover [-i ITERATIONS] [-f FAIL_AT|-1] [-d DEV:PORT]
  *                       [-n WORDS] [-L MS] [-F FILE [-G FAIL2_AT]]
- * Prints "pe N: OK ..." or "pe N: WRONG ..." per PE, and
- * "shmem_failover: OK" from PE 0 when all are right; exits 1 if not.
+ * Prints "pe N: OK: ..." or "pe N: WRONG: ..." per PE, and
+ * "shmem_failover: OK" from PE 0 when all are right, each also to the file
+ * VARUNA_VERDICT_FILE names (src/tools/varuna_verdict.h), where the
+ * runners read them; exits 1 if not.
  */
 
 #include <shmem.h>
 #include "softib_link.h"
+#include "varuna_verdict.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -146,6 +150,8 @@ int main(int argc, char **argv)
     int me, npes, target, it, j, opt, wrong = 0, early = 0, first_early = -1;
     long early_counter = 0;
     long *fetched;
+    char detail[1024], who[32];
+    int bad_reads;
 
     while ((opt = getopt(argc, argv, "i:f:d:n:L:F:G:h")) != -1) {
         switch (opt) {
@@ -262,36 +268,44 @@ int main(int argc, char **argv)
     counter = sf_counter;
     shmem_barrier_all();
     shmem_barrier_all();
-    /* the verdict lines apart from the log lines buffered before them:
-     * a line that straddles a flush reaches the pipe every PE shares in
-     * two pieces, with another PE's output between them (bidir_failover
-     * lost a rank's OK line so) */
-    fflush(stdout);
+    /* one verdict line per PE, also to the verdict file: stdout is a pipe
+     * every PE shares, where a line cut by a flush of UCX's log comes out
+     * in two pieces with another PE's output between them
+     * (varuna_verdict.h) */
+    bad_reads = wrong;
+    detail[0] = '\0';
     if (counter != iterations) {
-        printf("pe %d: WRONG: counter %ld after %d adds (%ld two barriers "
-               "later)%s\n", me, counter, iterations, sf_counter,
-               (sf_counter > iterations) ? " (EXECUTED TWICE)" : "");
+        snprintf(detail + strlen(detail), sizeof(detail) - strlen(detail),
+                 "%scounter %ld after %d adds (%ld two barriers later)%s",
+                 detail[0] ? "; " : "", counter, iterations, sf_counter,
+                 (sf_counter > iterations) ? " (EXECUTED TWICE)" : "");
         wrong++;
     }
+    if (bad_reads > 0) {
+        snprintf(detail + strlen(detail), sizeof(detail) - strlen(detail),
+                 "%s%d words read back or fetch results wrong (the first "
+                 "above)", detail[0] ? "; " : "", bad_reads);
+    }
     if (early > 0) {
-        printf("pe %d: WRONG: %d barriers ended early (the first after "
-               "iteration %d, counter %ld of %d), counter %ld in the end\n",
-               me, early, first_early, early_counter, first_early + 1,
-               sf_counter);
+        snprintf(detail + strlen(detail), sizeof(detail) - strlen(detail),
+                 "%s%d barriers ended early (the first after iteration %d, "
+                 "counter %ld of %d), counter %ld in the end",
+                 detail[0] ? "; " : "", early, first_early, early_counter,
+                 first_early + 1, sf_counter);
         wrong++;
     }
     if (wrong == 0) {
-        printf("pe %d: OK: counter %ld, fetch results 0..%d in order, %d "
-               "puts read back right\n", me, counter, iterations - 1,
-               iterations);
+        snprintf(detail, sizeof(detail), "counter %ld, fetch results 0..%d "
+                 "in order, %d puts read back right", counter,
+                 iterations - 1, iterations);
     }
-    fflush(stdout);
+    snprintf(who, sizeof(who), "pe %d", me);
+    varuna_verdict(who, wrong == 0, "%s", detail);
 
     shmem_int_atomic_add(&sf_wrong_total, wrong, 0);
     shmem_barrier_all();
     if (me == 0) {
-        printf("shmem_failover: %s\n", (sf_wrong_total == 0) ? "OK" : "WRONG");
-        fflush(stdout);
+        varuna_verdict("shmem_failover", sf_wrong_total == 0, "%d PEs", npes);
     }
     if (me == 0) {
         wrong = sf_wrong_total;
