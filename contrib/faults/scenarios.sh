@@ -744,7 +744,7 @@ sc_median()
 sc_after()
 {
     local mode=$1 idle=${2:-7} iters=4000 clients=1 cargs=() rc rs reports t
-    local names problems
+    local names problems whos
     local port verdict= sdevs=$SC_B1:1 sstandby=$SC_B1=$SC_B2,$SC_B2=$SC_B1
     local cdevs=$SC_A1:1 cstandby=$SC_A2 fault="link_down 1 A"
     SC_NAME=after-$mode
@@ -880,8 +880,12 @@ sc_after()
     names=(client)
     ((clients > 1)) && names+=(client2)
     [[ $mode == *peer-killed ]] || names+=(server)
+    # (the server's for the second client is "server 2")
     problems=$(for t in "${names[@]}"; do
-                   rc_varuna_verdicts "$SC_DIR/$t.verdict" "${t%2}" |
+                   whos=("${t%2}")
+                   [[ $t == server ]] && ((clients > 1)) &&
+                       whos+=("server 2")
+                   rc_varuna_verdicts "$SC_DIR/$t.verdict" "${whos[@]}" |
                        sed "s/^/$t.verdict: /"
                done | paste -sd';' -)
     if ((rc == 124 || rs == 124)); then

@@ -36,7 +36,8 @@
  *               wakeup, reported and counted as wrong
  *   -n COUNT    (server) serve COUNT clients, one after the other, with
  *               the same workers: a client that connects after another
- *               one's link failed must get working endpoints
+ *               one's link failed must get working endpoints (the
+ *               server's verdict for the k-th is "server k" from k = 2)
  *   -K SEC      the peer is killed after the last fail point: wait up to
  *               SEC seconds for every endpoint's error callback, print how
  *               long it took, exit 0 if each fired exactly once
@@ -127,6 +128,7 @@ static ucp_mem_h     bidir_memh;
 static uint64_t     *bidir_mem;        /* counters, then slots */
 static uint64_t      bidir_peer_base;
 static int           bidir_side;       /* 0 server, 1 client */
+static unsigned      bidir_client;     /* the server's client, from 0 */
 static unsigned long bidir_ep_errors;
 static unsigned      bidir_ep_error_count[BIDIR_NUM_WORKERS][BIDIR_MAX_EPS];
 
@@ -709,7 +711,7 @@ static int bidir_run(void)
     unsigned long bad_msgs = 0, bad_fetch = 0, bad_count = 0, bad_slot = 0;
     unsigned iter, e, w, dup, fail = 0;
     const char *name = bidir_side ? "client" : "server";
-    char wakeups[128] = "";
+    char wakeups[128] = "", who[32];
     int ok;
 
     for (e = 0; e < bidir_opt.eps; e++) {
@@ -764,7 +766,13 @@ static int bidir_run(void)
         snprintf(wakeups, sizeof(wakeups), "; %lu sleeps, %lu missed wakeups",
                  bidir_sleeps, bidir_missed_wakeups);
     }
-    varuna_verdict(name, ok, "%u iterations x %u endpoints each way: %lu bad "
+    /* a server's verdict per client: "server", "server 2", ... */
+    if (!bidir_side && (bidir_client > 0)) {
+        snprintf(who, sizeof(who), "server %u", bidir_client + 1);
+    } else {
+        snprintf(who, sizeof(who), "%s", name);
+    }
+    varuna_verdict(who, ok, "%u iterations x %u endpoints each way: %lu bad "
                    "messages, %u duplicates, %lu wrong fetch results, %lu "
                    "wrong counters, %lu wrong slots, %lu endpoint errors%s",
                    bidir_opt.iters, bidir_opt.eps, bad_msgs, dup, bad_fetch,
@@ -931,6 +939,7 @@ int main(int argc, char **argv)
 
     ret = 0;
     for (client = 0; client < bidir_opt.clients; client++) {
+        bidir_client = client;
         if (!bidir_side) {
             fd = accept(lfd, NULL, NULL);
             if (client > 0) {

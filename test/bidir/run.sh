@@ -111,6 +111,7 @@ bidir_run()
 {
     local n=$1 d=$logs/run$1 port=$((20000 + ($$ + $1) % 20000))
     local server client k link rs rc verdict reports rule names name problems
+    local whos
 
     rm -rf "$d"
     mkdir -p "$d"
@@ -214,11 +215,18 @@ bidir_run()
     [[ -n $kill_after ]] && ((rs == 137)) && rs=0
     # each process's verdict, from the file it wrote it to (a killed server
     # writes none)
+    # (the server's for client k is "server k" from 2 on)
     names=(client)
     ((clients > 1 && rc == 0)) && names+=(client2)
     [[ -n $kill_after ]] || names+=(server)
     problems=$(for name in "${names[@]}"; do
-                   rc_varuna_verdicts "$d/$name.verdict" "${name%2}" |
+                   whos=("${name%2}")
+                   if [[ $name == server ]]; then
+                       for ((k = 2; k <= clients; k++)); do
+                           whos+=("server $k")
+                       done
+                   fi
+                   rc_varuna_verdicts "$d/$name.verdict" "${whos[@]}" |
                        sed "s/^/$name.verdict: /"
                done | cut -c1-200 | paste -sd';' -)
     if ((rc == 124 || rs == 124)); then
