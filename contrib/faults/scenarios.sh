@@ -78,6 +78,19 @@
 #   after[:MODE]   the endpoint after a failover, link kept down (issue 9):
 #                  survive, peer-killed, new-client (by default; on softib
 #                  not new-client, see sc_after); after:survive:S idles S s
+#   flap:SECS[:PACE[:EPS]]  links that fail and heal at random, a path
+#                  always left: two UCP lanes (links 1+2, 3+4, as lane),
+#                  varuna_demo on EPS endpoint pairs (16) for SECS seconds
+#                  (30), and every 1.5 to 4 s (PACE slow, the default) or
+#                  0.1 to 1 s (fast) one of the four links, drawn at random,
+#                  goes down or comes back, never fewer than two of them
+#                  up. The draws follow SC_SEED (printed, with the line that
+#                  runs them again; by default from the clock). Exactly
+#                  once, no endpoint ended, no hang
+#   mpi-flap:SECS[:PACE]  the same faults under Open MPI: bidir_failover,
+#                  2 ranks over the two lanes, as many iterations as SECS
+#                  take at about 1,000 a second (the faults go on until
+#                  the job ends): every result right, no rank ended
 #   perftest[:R]   ucx_perftest, rc_varuna against rc_verbs, R rounds (3):
 #                  same-round ratios and packets per iteration
 #   udqp           the aux UD lane's QP in the error state is reset (issue 9;
@@ -1438,6 +1451,167 @@ sc_udqp()
 }
 
 
+# ---------------------------------------------------------------- flapping
+
+# Links that fail and heal at random while PID runs, for at most SECS
+# seconds: every 1.5 to 4 s (PACE slow) or 0.1 to 1 s (fast) one of links
+# 1 to 4, drawn from bash's generator seeded with SC_SEED, goes down (on
+# side A or B, drawn too) or comes back, never leaving fewer than two of
+# them up, so a path joins the two sides at every moment. Each change is
+# an event (events.log); every link is healed at the end. Sets
+# SC_FLAP_CHANGES. sc_flap_links PID SECS PACE
+sc_flap_links()
+{
+    local pid=$1 secs=$2 pace=$3 lo=1500 hi=4000 end link side up=4 ms
+    local -a is_up=(x 1 1 1 1)
+
+    [[ $pace == fast ]] && lo=100 hi=1000
+    end=$(($(sc_us) + secs * 1000000))
+    SC_FLAP_CHANGES=0
+    while kill -0 $pid 2>/dev/null && (($(sc_us) < end)); do
+        ms=$((lo + RANDOM % (hi - lo + 1)))
+        fsleep "$(sc_secs $((ms * 1000)))"
+        kill -0 $pid 2>/dev/null || break
+        link=$((1 + RANDOM % 4))
+        side=A
+        ((RANDOM % 2)) && side=B
+        if ((is_up[link] && up <= 2)); then
+            # the last two paths stay: heal a link that is down instead
+            for link in 1 2 3 4; do
+                ((is_up[link])) || break
+            done
+        fi
+        if ((is_up[link])); then
+            link_down $link $side
+            is_up[link]=0 up=$((up - 1))
+            sc_event "flap: link $link down ($side), $up of 4 up"
+        else
+            link_heal $link
+            is_up[link]=1 up=$((up + 1))
+            sc_event "flap: link $link up, $up of 4 up"
+        fi
+        SC_FLAP_CHANGES=$((SC_FLAP_CHANGES + 1))
+    done
+    for link in 1 2 3 4; do
+        ((is_up[link])) || link_heal $link
+    done
+}
+
+# The seed of a flapping run: SC_SEED if given, else from the clock;
+# seeds bash's generator and says how to run the same draws again.
+# sc_flap_seed SCENARIO
+sc_flap_seed()
+{
+    local seed=${SC_SEED:-$(($(sc_us) % 32768))}
+
+    RANDOM=$seed
+    sc_info "$1: seed $seed (the same draws: SC_SEED=$seed" \
+            "contrib/faults/run $SC_BACKEND $1)"
+}
+
+# flap:SECS[:PACE[:EPS]] (the scenario list's line)
+sc_flap()
+{
+    local secs=${1:-30} pace=${2:-slow} eps=${3:-16} name rounds
+    local SC_A_NET SC_A_STANDBY SC_B_NET SC_B_STANDBY
+    local -x UCX_MAX_EAGER_LANES=2 UCX_MAX_RNDV_LANES=2
+
+    name=flap-$pace-$eps
+    local -x UCX_UCP_FAILOVER_REPORT=$SC_LOGS/$name/report.json
+    sc_two_lanes || return 1
+    sc_flap_seed "flap:$secs:$pace:$eps"
+    SC_LIMIT=$((secs + 120))
+    # an upper bound: the client stops when told
+    rounds=$(((secs + 10) * 60000))
+    [[ ${SC_MANY_PACE_US:-0} -gt 0 ]] &&
+        rounds=$(((secs + 10) * 1000000 / SC_MANY_PACE_US))
+    sc_mark "$name: varuna_demo on $eps endpoint pairs over two UCP lanes" \
+            "($(sc_many_pace)), $secs s of links failing and healing" \
+            "($pace), two of four always up"
+    sc_start_many "$name" $rounds $eps
+    sc_wait_round 1
+    sc_flap_links $SC_CLIENT "$secs" "$pace"
+    : >"$SC_DIR/stop"
+    sc_end
+    sc_reports
+    if [[ $SC_OK -eq 1 && $SC_CONFLICTS -eq 0 ]]; then
+        sc_ok "$name: exactly once through $SC_FLAP_CHANGES link changes," \
+              "no endpoint ended; $SC_REPORTS failovers, $(sc_count \
+              "$SC_DIR/report.json" '"event":"lane_failover"') lane" \
+              "failovers ($SC_SECS s)"
+    else
+        sc_bad "$name: ok=$SC_OK conflicts=$SC_CONFLICTS after" \
+               "$SC_FLAP_CHANGES link changes (logs: $SC_DIR)"
+    fi
+}
+
+# mpi-flap:SECS[:PACE]: Open MPI's job through the same faults
+sc_mpi_flap()
+{
+    local secs=${1:-30} pace=${2:-slow} ranks=2 pid rc verdict problems
+    local SC_A_NET SC_A_STANDBY SC_B_NET SC_B_STANDBY whos r why
+    local -x UCX_MAX_EAGER_LANES=2 UCX_MAX_RNDV_LANES=2
+
+    [[ -n ${RC_VARUNA_MPI_PROG:-} && -x $RC_VARUNA_MPI_PROG ]] || {
+        sc_bad "mpi-flap: no bidir_failover"
+        return 1
+    }
+    sc_two_lanes || return 1
+    sc_mpi_wrapper
+    sc_flap_seed "mpi-flap:$secs:$pace"
+    SC_NAME=mpi-flap-$pace
+    SC_DIR=$SC_LOGS/$SC_NAME
+    SC_LIMIT=$((3 * secs + 120))
+    rm -rf "$SC_DIR"
+    mkdir -p "$SC_DIR"
+    : >"$SC_DIR/report.json"
+    sc_mark "$SC_NAME: bidir_failover, $ranks ranks over two UCP lanes," \
+            "about $secs s of links failing and healing ($pace)"
+    SC_T0=$(sc_us)
+    UCX_RC_VARUNA_REPORT=$SC_DIR/report.json \
+        UCX_UCP_FAILOVER_REPORT=$SC_DIR/report.json \
+        VARUNA_VERDICT_FILE=$SC_DIR/verdicts \
+        timeout -k 5 "$SC_LIMIT" stdbuf -oL mpirun --allow-run-as-root \
+        --oversubscribe -np $ranks --mca pml ucx --mca osc ucx --mca btl self \
+        --mca pml_ucx_tls any --mca pml_ucx_devices any \
+        $sc_tmp/mpi-rank "$RC_VARUNA_MPI_PROG" -i $((secs * 1000)) -R \
+        -f -1 >"$SC_DIR/out.log" 2>&1 </dev/null &
+    pid=$!
+    sc_flap_links $pid "$((3 * secs))" "$pace"
+    wait $pid
+    rc=$?
+    SC_SECS=$(sc_secs $(($(sc_us) - SC_T0)))
+    whos=()
+    for ((r = 0; r < ranks; r++)); do
+        whos+=("rank $r")
+    done
+    problems=$(rc_varuna_verdicts "$SC_DIR/verdicts" "${whos[@]}" \
+               bidir_failover | cut -c1-160 | paste -sd';' -)
+    if ((rc == 124 || rc == 137)); then
+        verdict="HANG (killed after $SC_LIMIT s)"
+    elif ((rc != 0)); then
+        why=$(grep -m1 -o -E '[A-Za-z ]+, no path left to the peer|Assertion .*|UCX  ERROR .*|MPI_ERR[A-Z_]*' \
+              "$SC_DIR/out.log" | cut -c1-120)
+        verdict="WRONG (exit $rc${why:+: $why})${problems:+; $problems}"
+    elif [[ -n $problems ]]; then
+        verdict="WRONG: $problems"
+    else
+        verdict=OK
+    fi
+    sc_reports
+    if [[ $verdict == OK ]]; then
+        sc_ok "$SC_NAME: every result right through $SC_FLAP_CHANGES link" \
+              "changes; $SC_REPORTS failovers, $(sc_count \
+              "$SC_DIR/report.json" '"event":"lane_failover"') lane" \
+              "failovers ($SC_SECS s)"
+        return 0
+    fi
+    sc_bad "$SC_NAME: $verdict after $SC_FLAP_CHANGES link changes (logs:" \
+           "$SC_DIR)"
+    return 1
+}
+
+
 # ---------------------------------------------------------------- main
 list="$*"
 if [[ -z $list || $list == short ]]; then
@@ -1481,6 +1655,10 @@ for sc in $list; do
     after:*)  sc_after ${sc#after:} ;;
     lane-peer-killed) sc_after lane-peer-killed ;;
     udqp)     sc_udqp ;;
+    flap)     sc_flap ;;
+    flap:*)   sc_flap $(IFS=:; echo ${sc#flap:}) ;;
+    mpi-flap) sc_mpi_flap ;;
+    mpi-flap:*) sc_mpi_flap $(IFS=:; echo ${sc#mpi-flap:}) ;;
     perftest) sc_perftest 3 ;;
     perftest:*) sc_perftest ${sc#perftest:} ;;
     mpi)      sc_mpi 10 2 ;;
