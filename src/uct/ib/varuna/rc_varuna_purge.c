@@ -17,6 +17,11 @@
 #include <inttypes.h>
 
 
+/* Built empty against a UCX without patch 0007 (contrib/module-build), whose
+ * UCT has no tokens and no uct_ep_outstanding_purge: one rule, the
+ * header's, says what such a build lacks, for every file alike. */
+#if !UCT_RC_VARUNA_STOCK_UCX
+
 /*
  * What a dead endpoint executed, for UCP's failover (DESIGN.md section 7,
  * UCX patch 0007).
@@ -508,3 +513,5 @@ next:
                                   handed_back, &total, rx.log_sn);
     return UCS_OK;
 }
+
+#endif /* !UCT_RC_VARUNA_STOCK_UCX */
