@@ -817,7 +817,7 @@ typedef struct uct_rc_varuna_ep {
                                                  one) */
     } rp;
 
-    /* control requests on the lanes (rc_varuna_reprotect.c) */
+    /* control requests on the lanes (rc_varuna_ctrl.c) */
     struct {
         uint8_t             pending;          /* bits of ctrl_wr_t to post */
         uint8_t             inflight[UCT_RC_VARUNA_NUM_SIDES];
@@ -1063,21 +1063,31 @@ const char *uct_rc_varuna_cause_str(uct_rc_varuna_cause_t cause);
 const char *uct_rc_varuna_fo_state_str(uct_rc_varuna_fo_state_t state);
 
 
-/* rc_varuna_reprotect.c: control requests and messages, re-protection */
+/* rc_varuna_ctrl.c: control requests and messages, and the one dispatcher
+ * of their completions and of the peer's messages */
 uct_rc_varuna_ctrl_msg_t *
 uct_rc_varuna_ep_queue_msg(uct_rc_varuna_ep_t *ep,
                            uct_rc_varuna_ctrl_type_t type, unsigned lane,
                            uint32_t psn, uint32_t attempt);
+int uct_rc_varuna_ep_msgq_room(uct_rc_varuna_ep_t *ep);
 void uct_rc_varuna_ep_ctrl_kick(uct_rc_varuna_ep_t *ep);
-
+int uct_rc_varuna_reprotect_room(uct_rc_varuna_iface_t *iface,
+                                 uct_rc_varuna_ep_t *ep, unsigned lane);
+ucs_status_t uct_rc_varuna_post_log_read(uct_rc_varuna_iface_t *iface,
+                                         uct_rc_varuna_ep_t *ep,
+                                         unsigned lane);
 ucs_status_t uct_rc_varuna_ep_post_probe(uct_rc_varuna_ep_t *ep);
 ucs_status_t uct_rc_varuna_ep_post_standby_probe(uct_rc_varuna_ep_t *ep);
-void uct_rc_varuna_ep_standby_probed(uct_rc_varuna_ep_t *ep);
 void uct_rc_varuna_ep_ctrl_completion(uct_rc_varuna_ep_t *ep, unsigned lane,
                                       struct ibv_wc *wc);
 void uct_rc_varuna_ep_ctrl_recv(uct_rc_varuna_ep_t *ep, unsigned lane,
                                 const uct_rc_varuna_ctrl_msg_t *msg,
                                 unsigned length);
+
+
+/* rc_varuna_reprotect.c: re-protection; the peer's messages about it come
+ * from uct_rc_varuna_ep_ctrl_recv */
+void uct_rc_varuna_ep_standby_probed(uct_rc_varuna_ep_t *ep);
 void uct_rc_varuna_ep_standby_later(uct_rc_varuna_ep_t *ep, const char *why);
 ucs_status_t uct_rc_varuna_ep_ring_grow(uct_rc_varuna_iface_t *iface,
                                         uct_rc_varuna_ep_t *ep);
@@ -1085,6 +1095,30 @@ void uct_rc_varuna_ep_reprotect_list(uct_rc_varuna_ep_t *ep);
 void uct_rc_varuna_ep_reprotect_unlist(uct_rc_varuna_ep_t *ep);
 int uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
                                    uct_rc_varuna_ep_t *ep, ucs_time_t now);
+void uct_rc_varuna_ep_reprotect_probed(uct_rc_varuna_iface_t *iface,
+                                       uct_rc_varuna_ep_t *ep, unsigned lane);
+void uct_rc_varuna_ep_reprotect_probe_failed(uct_rc_varuna_iface_t *iface,
+                                             uct_rc_varuna_ep_t *ep,
+                                             unsigned lane,
+                                             enum ibv_wc_status status);
+void uct_rc_varuna_ep_reprotect_recv_failover(uct_rc_varuna_iface_t *iface,
+                                              uct_rc_varuna_ep_t *ep,
+                                              unsigned lane);
+void uct_rc_varuna_ep_reprotect_recv_req(uct_rc_varuna_iface_t *iface,
+                                         uct_rc_varuna_ep_t *ep,
+                                         const uct_rc_varuna_ctrl_msg_t *msg);
+void uct_rc_varuna_ep_reprotect_recv_ack(uct_rc_varuna_iface_t *iface,
+                                         uct_rc_varuna_ep_t *ep,
+                                         const uct_rc_varuna_ctrl_msg_t *msg);
+void uct_rc_varuna_ep_reprotect_recv_done(uct_rc_varuna_iface_t *iface,
+                                          uct_rc_varuna_ep_t *ep,
+                                          const uct_rc_varuna_ctrl_msg_t *msg);
+void uct_rc_varuna_ep_reprotect_recv_ask(uct_rc_varuna_iface_t *iface,
+                                         uct_rc_varuna_ep_t *ep,
+                                         const uct_rc_varuna_ctrl_msg_t *msg);
+void uct_rc_varuna_ep_reprotect_recv_nack(uct_rc_varuna_iface_t *iface,
+                                          uct_rc_varuna_ep_t *ep,
+                                          const uct_rc_varuna_ctrl_msg_t *msg);
 
 
 #if !UCT_RC_VARUNA_STOCK_UCX

@@ -347,7 +347,7 @@ uct_rc_varuna_op_fill_wr(uct_rc_varuna_iface_t *iface, uct_rc_varuna_ep_t *ep,
  * chain, so its caller accounts (PSNs, credits) only what was taken, and
  * still has the rest: an operation goes to the failover as never sent
  * (uct_rc_varuna_ep_post_refused), a control request waits for its next
- * chance (rc_varuna_reprotect.c). Returns the first request refused, NULL
+ * chance (rc_varuna_ctrl.c). Returns the first request refused, NULL
  * when the QP took them all.
  */
 static UCS_F_ALWAYS_INLINE struct ibv_send_wr *
