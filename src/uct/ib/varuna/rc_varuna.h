@@ -1054,13 +1054,18 @@ void uct_rc_varuna_ep_failover_recovered(uct_rc_varuna_ep_t *ep);
 void uct_rc_varuna_ep_fail(uct_rc_varuna_ep_t *ep, ucs_status_t status);
 void uct_rc_varuna_ep_failover_cleanup(uct_rc_varuna_ep_t *ep,
                                        uct_rc_varuna_fo_state_t state);
-void uct_rc_varuna_iface_failover_check(uct_rc_varuna_iface_t *iface);
 void uct_rc_varuna_iface_failovers_progress(uct_rc_varuna_iface_t *iface);
 ucs_status_t uct_rc_varuna_iface_failover_init(uct_rc_varuna_iface_t *iface,
                          const uct_rc_varuna_iface_config_t *config);
 void uct_rc_varuna_iface_failover_cleanup(uct_rc_varuna_iface_t *iface);
 const char *uct_rc_varuna_cause_str(uct_rc_varuna_cause_t cause);
 const char *uct_rc_varuna_fo_state_str(uct_rc_varuna_fo_state_t state);
+
+
+/* rc_varuna_detect.c: port events, the watchdog and its probes, the periodic
+ * check */
+void uct_rc_varuna_iface_failover_check(uct_rc_varuna_iface_t *iface);
+void uct_rc_varuna_ep_standby_probed(uct_rc_varuna_ep_t *ep);
 
 
 /* rc_varuna_ctrl.c: control requests and messages, and the one dispatcher
@@ -1087,7 +1092,6 @@ void uct_rc_varuna_ep_ctrl_recv(uct_rc_varuna_ep_t *ep, unsigned lane,
 
 /* rc_varuna_reprotect.c: re-protection; the peer's messages about it come
  * from uct_rc_varuna_ep_ctrl_recv */
-void uct_rc_varuna_ep_standby_probed(uct_rc_varuna_ep_t *ep);
 void uct_rc_varuna_ep_standby_later(uct_rc_varuna_ep_t *ep, const char *why);
 ucs_status_t uct_rc_varuna_ep_ring_grow(uct_rc_varuna_iface_t *iface,
                                         uct_rc_varuna_ep_t *ep);

@@ -30,10 +30,10 @@
  * lane has nothing more to give back; a log READ that cannot be posted
  * leaves the decision to the peer's expected PSN.
  *
- * A file of its own because the failover and its detection
- * (rc_varuna_failover.c) and re-protection (rc_varuna_reprotect.c) all
- * post control requests and all hear from them: their completions and the
- * peer's messages come to the two dispatchers at the end of this file,
+ * A file of its own because the failover (rc_varuna_failover.c), its
+ * detection (rc_varuna_detect.c) and re-protection (rc_varuna_reprotect.c)
+ * all post control requests and all hear from them: their completions and
+ * the peer's messages come to the two dispatchers at the end of this file,
  * which hand each event to the mechanism it is for.
  */
 
