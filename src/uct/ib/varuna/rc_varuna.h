@@ -922,6 +922,8 @@ void uct_rc_varuna_iface_side_refresh(uct_rc_varuna_iface_t *iface,
                                       unsigned side);
 void uct_rc_varuna_iface_deliver_arrived(uct_rc_varuna_iface_t *iface,
                                          uct_rc_varuna_ep_t *ep);
+ucs_status_t uct_rc_varuna_iface_rx_held_init(uct_rc_varuna_iface_t *iface);
+void uct_rc_varuna_iface_rx_held_cleanup(uct_rc_varuna_iface_t *iface);
 
 
 /* rc_varuna_log.c */
@@ -1055,15 +1057,15 @@ void uct_rc_varuna_ep_fail(uct_rc_varuna_ep_t *ep, ucs_status_t status);
 void uct_rc_varuna_ep_failover_cleanup(uct_rc_varuna_ep_t *ep,
                                        uct_rc_varuna_fo_state_t state);
 void uct_rc_varuna_iface_failovers_progress(uct_rc_varuna_iface_t *iface);
-ucs_status_t uct_rc_varuna_iface_failover_init(uct_rc_varuna_iface_t *iface,
-                         const uct_rc_varuna_iface_config_t *config);
-void uct_rc_varuna_iface_failover_cleanup(uct_rc_varuna_iface_t *iface);
+ucs_status_t uct_rc_varuna_iface_cls_init(uct_rc_varuna_iface_t *iface);
+void uct_rc_varuna_iface_cls_cleanup(uct_rc_varuna_iface_t *iface);
 const char *uct_rc_varuna_cause_str(uct_rc_varuna_cause_t cause);
 const char *uct_rc_varuna_fo_state_str(uct_rc_varuna_fo_state_t state);
 
 
 /* rc_varuna_detect.c: port events, the watchdog and its probes, the periodic
  * check */
+void uct_rc_varuna_iface_detect_init(uct_rc_varuna_iface_t *iface);
 void uct_rc_varuna_iface_failover_check(uct_rc_varuna_iface_t *iface);
 void uct_rc_varuna_ep_standby_probed(uct_rc_varuna_ep_t *ep);
 
@@ -1074,6 +1076,7 @@ uct_rc_varuna_ctrl_msg_t *
 uct_rc_varuna_ep_queue_msg(uct_rc_varuna_ep_t *ep,
                            uct_rc_varuna_ctrl_type_t type, unsigned lane,
                            uint32_t psn, uint32_t attempt);
+ucs_status_t uct_rc_varuna_iface_ctrl_init(uct_rc_varuna_iface_t *iface);
 int uct_rc_varuna_ep_msgq_room(uct_rc_varuna_ep_t *ep);
 void uct_rc_varuna_ep_ctrl_kick(uct_rc_varuna_ep_t *ep);
 int uct_rc_varuna_reprotect_room(uct_rc_varuna_iface_t *iface,
@@ -1158,7 +1161,9 @@ void uct_rc_varuna_ep_report_quarantined(uct_rc_varuna_iface_t *iface,
                                          ucs_time_t wait);
 void uct_rc_varuna_iface_count_failover(uct_rc_varuna_iface_t *iface,
                                         const uct_rc_varuna_report_t *rep);
-void uct_rc_varuna_iface_report_totals(uct_rc_varuna_iface_t *iface);
+ucs_status_t uct_rc_varuna_iface_report_open(uct_rc_varuna_iface_t *iface,
+                                             const char *path);
+void uct_rc_varuna_iface_report_close(uct_rc_varuna_iface_t *iface);
 void uct_rc_varuna_iface_vfs_refresh(uct_iface_h tl_iface);
 
 /* For tests: fail the active lane of an endpoint as if an error had been

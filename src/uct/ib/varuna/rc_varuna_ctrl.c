@@ -54,6 +54,23 @@ static unsigned uct_rc_varuna_ep_msg_lane(uct_rc_varuna_ep_t *ep)
  * UCT_RC_VARUNA_CTRL_CQ_RESERVE entries (fo.ctrl_cq_available).
  * ------------------------------------------------------------------------ */
 
+/* The control requests' own send CQ entries, out of the operations'
+ * (rc/base counts what the CQ holds, less one) */
+ucs_status_t uct_rc_varuna_iface_ctrl_init(uct_rc_varuna_iface_t *iface)
+{
+    iface->fo.ctrl_cq_available = ucs_min(UCT_RC_VARUNA_CTRL_CQ_RESERVE,
+                                          iface->super.tx.cq_available / 4);
+    if (iface->fo.ctrl_cq_available < 1) {
+        ucs_error("rc_varuna: UCX_RC_VARUNA_TX_CQ_LEN=%u leaves no send CQ "
+                  "entries for control requests (at least 5)",
+                  iface->super.config.tx_cq_len);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    iface->fo.ctrl_cq_reserve     = iface->fo.ctrl_cq_available;
+    iface->super.tx.cq_available -= iface->fo.ctrl_cq_available;
+    return UCS_OK;
+}
+
 static int uct_rc_varuna_ctrl_room(uct_rc_varuna_iface_t *iface,
                                    uct_rc_varuna_ep_t *ep, unsigned lane)
 {

@@ -29,6 +29,21 @@
  */
 
 
+/* The periodic check's interval: re-protection's, and four checks in a
+ * watchdog interval; the port events seen so far */
+void uct_rc_varuna_iface_detect_init(uct_rc_varuna_iface_t *iface)
+{
+    ucs_time_t interval;
+
+    interval = iface->config.reprotect_interval;
+    if (iface->config.watchdog != 0) {
+        interval = ucs_min(interval, iface->config.watchdog / 4);
+    }
+    iface->fo.check_interval = ucs_max(interval, ucs_time_from_msec(1));
+    iface->fo.next_check     = ucs_get_time() + iface->fo.check_interval;
+    iface->fo.port_events    = uct_rc_varuna_iface_md(iface)->port_events;
+}
+
 static void uct_rc_varuna_iface_port_events(uct_rc_varuna_iface_t *iface)
 {
     uct_rc_varuna_md_t *md = uct_rc_varuna_iface_md(iface);

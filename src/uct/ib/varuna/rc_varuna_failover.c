@@ -941,94 +941,20 @@ void uct_rc_varuna_iface_failovers_progress(uct_rc_varuna_iface_t *iface)
     }
 }
 
-static ucs_mpool_ops_t uct_rc_varuna_held_mp_ops = {
-    .chunk_alloc   = ucs_mpool_chunk_malloc,
-    .chunk_release = ucs_mpool_chunk_free,
-    .obj_init      = NULL,
-    .obj_cleanup   = NULL
-};
-
-ucs_status_t uct_rc_varuna_iface_failover_init(uct_rc_varuna_iface_t *iface,
-                         const uct_rc_varuna_iface_config_t *config)
+/* The classification's working array (uct_rc_varuna_ep_decide): as many
+ * entries as an endpoint can have operations in flight, allocated once */
+ucs_status_t uct_rc_varuna_iface_cls_init(uct_rc_varuna_iface_t *iface)
 {
-    ucs_status_t status;
-    ucs_time_t interval;
-
-    if ((config->watchdog == UCS_TIME_AUTO) ||
-        (config->watchdog == UCS_TIME_INFINITY)) {
-        iface->config.watchdog = 0;
-    } else {
-        iface->config.watchdog = config->watchdog;
-    }
-    iface->config.peer_timeout       = (config->peer_timeout ==
-                                        UCS_TIME_AUTO) ? UCS_TIME_INFINITY :
-                                       config->peer_timeout;
-    iface->config.reprotect_interval = ucs_time_from_sec(
-                                               config->reprotect_interval);
-    iface->config.last_wqe_timeout   = ucs_time_from_sec(
-                                               config->last_wqe_timeout);
-    iface->config.reprotect_timeout  = ucs_time_from_sec(
-                                               config->reprotect_timeout);
-    iface->config.quarantine_max     = ucs_time_from_sec(
-                                               config->quarantine_max);
-
-    /* the control requests' own send CQ entries, out of the operations'
-     * (rc/base counts what the CQ holds, less one) */
-    iface->fo.ctrl_cq_available = ucs_min(UCT_RC_VARUNA_CTRL_CQ_RESERVE,
-                                          iface->super.tx.cq_available / 4);
-    if (iface->fo.ctrl_cq_available < 1) {
-        ucs_error("rc_varuna: UCX_RC_VARUNA_TX_CQ_LEN=%u leaves no send CQ "
-                  "entries for control requests (at least 5)",
-                  iface->super.config.tx_cq_len);
-        return UCS_ERR_INVALID_PARAM;
-    }
-    iface->fo.ctrl_cq_reserve     = iface->fo.ctrl_cq_available;
-    iface->super.tx.cq_available -= iface->fo.ctrl_cq_available;
-
     iface->fo.cls_len = ucs_roundup_pow2(iface->config.tx_max_wr);
     iface->fo.cls     = ucs_calloc(iface->fo.cls_len, sizeof(*iface->fo.cls),
                                    "rc_varuna_cls");
     if (iface->fo.cls == NULL) {
         return UCS_ERR_NO_MEMORY;
     }
-
-    status = ucs_mpool_init(&iface->fo.held_mp, 0,
-                            sizeof(uct_rc_varuna_rx_held_t), 0,
-                            UCS_SYS_CACHE_LINE_SIZE, 32, UINT_MAX,
-                            &uct_rc_varuna_held_mp_ops, "rc_varuna_rx_held");
-    if (status != UCS_OK) {
-        ucs_free(iface->fo.cls);
-        return status;
-    }
-
-    interval = iface->config.reprotect_interval;
-    if (iface->config.watchdog != 0) {
-        interval = ucs_min(interval, iface->config.watchdog / 4);
-    }
-    iface->fo.check_interval = ucs_max(interval, ucs_time_from_msec(1));
-    iface->fo.next_check     = ucs_get_time() + iface->fo.check_interval;
-    iface->fo.port_events    = uct_rc_varuna_iface_md(iface)->port_events;
-
-    if ((config->report != NULL) && (config->report[0] != '\0')) {
-        iface->fo.report = fopen(config->report, "a");
-        if (iface->fo.report == NULL) {
-            ucs_error("rc_varuna: cannot open UCX_RC_VARUNA_REPORT file "
-                      "'%s': %m", config->report);
-            ucs_mpool_cleanup(&iface->fo.held_mp, 1);
-            ucs_free(iface->fo.cls);
-            return UCS_ERR_INVALID_PARAM;
-        }
-    }
     return UCS_OK;
 }
 
-void uct_rc_varuna_iface_failover_cleanup(uct_rc_varuna_iface_t *iface)
+void uct_rc_varuna_iface_cls_cleanup(uct_rc_varuna_iface_t *iface)
 {
-    uct_rc_varuna_iface_report_totals(iface);
-    ucs_mpool_cleanup(&iface->fo.held_mp, 1);
     ucs_free(iface->fo.cls);
-    if (iface->fo.report != NULL) {
-        fclose(iface->fo.report);
-        iface->fo.report = NULL;
-    }
 }

@@ -566,6 +566,28 @@ static void uct_rc_varuna_iface_deliver_held(uct_rc_varuna_iface_t *iface,
     }
 }
 
+static ucs_mpool_ops_t uct_rc_varuna_held_mp_ops = {
+    .chunk_alloc   = ucs_mpool_chunk_malloc,
+    .chunk_release = ucs_mpool_chunk_free,
+    .obj_init      = NULL,
+    .obj_cleanup   = NULL
+};
+
+/* The pool of active messages held until their turn
+ * (uct_rc_varuna_rx_held_t) */
+ucs_status_t uct_rc_varuna_iface_rx_held_init(uct_rc_varuna_iface_t *iface)
+{
+    return ucs_mpool_init(&iface->fo.held_mp, 0,
+                          sizeof(uct_rc_varuna_rx_held_t), 0,
+                          UCS_SYS_CACHE_LINE_SIZE, 32, UINT_MAX,
+                          &uct_rc_varuna_held_mp_ops, "rc_varuna_rx_held");
+}
+
+void uct_rc_varuna_iface_rx_held_cleanup(uct_rc_varuna_iface_t *iface)
+{
+    ucs_mpool_cleanup(&iface->fo.held_mp, 1);
+}
+
 /* Keep a message that overtook an older one (the older is still in the
  * receive queue of the lane it came on), in sequence order. */
 static void uct_rc_varuna_iface_hold_am(uct_rc_varuna_ep_t *ep,
@@ -1657,6 +1679,77 @@ static ucs_status_t uct_rc_varuna_iface_probe_qp(uct_rc_varuna_iface_t *iface)
     return UCS_OK;
 }
 
+/*
+ * The configuration as the interface keeps it (iface->config, and what
+ * rc/base reads of ours): the one place a setting is converted, after
+ * uct_rc_varuna_iface_config_check() has said it is in range. WATCHDOG
+ * and PEER_TIMEOUT are ucs_time_t already, their auto and inf taken as they
+ * say (off, wait); the other times are seconds.
+ */
+static void
+uct_rc_varuna_iface_config_init(uct_rc_varuna_iface_t *iface,
+                                const uct_rc_varuna_iface_config_t *config)
+{
+    const uct_ib_iface_config_t *ib_config = &config->super.super.super;
+
+    uct_rc_varuna_iface_init_tx_len(iface, UCT_RC_VARUNA_SIDE_PRIMARY,
+                                    iface->super.config.tx_qp_len,
+                                    config->super.tx_cq_moderation);
+    uct_rc_varuna_iface_init_tx_len(iface, UCT_RC_VARUNA_SIDE_STANDBY,
+                                    config->standby_tx_len,
+                                    config->super.tx_cq_moderation);
+    iface->config.tx_max_wr           =
+            ucs_max(iface->side[UCT_RC_VARUNA_SIDE_PRIMARY].tx_max_wr,
+                    iface->side[UCT_RC_VARUNA_SIDE_STANDBY].tx_max_wr);
+    iface->config.log_enable          = config->log_enable;
+    iface->config.log_interval        = config->log_interval;
+    iface->config.recovery            = (uct_rc_varuna_recovery_t)
+                                        config->recovery;
+    /* near the end of the CQ credits (uct_rc_varuna_ep_check_res) */
+    iface->super.config.tx_moderation =
+            iface->side[UCT_RC_VARUNA_SIDE_PRIMARY].tx_moderation;
+    iface->super.config.fence_mode    =
+            (config->super.super.fence_mode == UCT_RC_FENCE_MODE_NONE) ?
+            UCT_RC_FENCE_MODE_NONE : UCT_RC_FENCE_MODE_WEAK;
+    iface->super.super.config.sl      = uct_ib_iface_config_select_sl(
+                                                ib_config);
+    iface->config.short_desc_size     = ucs_max(sizeof(uct_rc_hdr_t),
+                                                config->max_am_hdr);
+    iface->config.short_desc_size     = ucs_max(UCT_IB_MAX_ATOMIC_SIZE,
+                                                iface->config.short_desc_size);
+
+    /* A completion at least every max_zcopy bytes: the watchdog counts
+     * from the last one, and must not take a large transfer on a slow
+     * link for a dead link (a 64 MB WRITE takes over 250 ms at 250 MB/s). */
+    if ((config->max_zcopy == UCS_MEMUNITS_AUTO) ||
+        (config->max_zcopy == UCS_MEMUNITS_INF)) {
+        iface->config.max_zcopy = UCS_MBYTE;
+    } else {
+        iface->config.max_zcopy = ucs_max(config->max_zcopy, UCS_KBYTE);
+    }
+    iface->super.config.max_get_zcopy =
+            ucs_min(iface->super.config.max_get_zcopy,
+                    iface->config.max_zcopy);
+
+    if ((config->watchdog == UCS_TIME_AUTO) ||
+        (config->watchdog == UCS_TIME_INFINITY)) {
+        iface->config.watchdog = 0;
+    } else {
+        iface->config.watchdog = config->watchdog;
+    }
+    iface->config.peer_timeout       = (config->peer_timeout ==
+                                        UCS_TIME_AUTO) ? UCS_TIME_INFINITY :
+                                       config->peer_timeout;
+    iface->config.reprotect_interval = ucs_time_from_sec(
+                                               config->reprotect_interval);
+    iface->config.last_wqe_timeout   = ucs_time_from_sec(
+                                               config->last_wqe_timeout);
+    iface->config.reprotect_timeout  = ucs_time_from_sec(
+                                               config->reprotect_timeout);
+    iface->config.quarantine_max     = ucs_time_from_sec(
+                                               config->quarantine_max);
+}
+
 static UCS_CLASS_INIT_FUNC(uct_rc_varuna_iface_t, uct_md_h tl_md,
                            uct_worker_h worker,
                            const uct_iface_params_t *params,
@@ -1711,43 +1804,8 @@ static UCS_CLASS_INIT_FUNC(uct_rc_varuna_iface_t, uct_md_h tl_md,
     self->sb_poll.busy_interval =
             ucs_time_from_msec(UCT_RC_VARUNA_SB_POLL_BUSY_MS);
 
-    uct_rc_varuna_iface_init_tx_len(self, UCT_RC_VARUNA_SIDE_PRIMARY,
-                                    self->super.config.tx_qp_len,
-                                    config->super.tx_cq_moderation);
-    uct_rc_varuna_iface_init_tx_len(self, UCT_RC_VARUNA_SIDE_STANDBY,
-                                    config->standby_tx_len,
-                                    config->super.tx_cq_moderation);
-    self->config.tx_max_wr           =
-            ucs_max(self->side[UCT_RC_VARUNA_SIDE_PRIMARY].tx_max_wr,
-                    self->side[UCT_RC_VARUNA_SIDE_STANDBY].tx_max_wr);
-    self->config.log_enable          = config->log_enable;
-    self->config.log_interval        = config->log_interval;
-    self->config.recovery            = (uct_rc_varuna_recovery_t)
-                                       config->recovery;
-    /* near the end of the CQ credits (uct_rc_varuna_ep_check_res) */
-    self->super.config.tx_moderation =
-            self->side[UCT_RC_VARUNA_SIDE_PRIMARY].tx_moderation;
-    self->super.config.fence_mode    =
-            (config->super.super.fence_mode == UCT_RC_FENCE_MODE_NONE) ?
-            UCT_RC_FENCE_MODE_NONE : UCT_RC_FENCE_MODE_WEAK;
-    self->super.progress             = uct_rc_varuna_iface_progress;
-    self->super.super.config.sl      = uct_ib_iface_config_select_sl(ib_config);
-    self->config.short_desc_size     = ucs_max(sizeof(uct_rc_hdr_t),
-                                               config->max_am_hdr);
-    self->config.short_desc_size     = ucs_max(UCT_IB_MAX_ATOMIC_SIZE,
-                                               self->config.short_desc_size);
-
-    /* A completion at least every max_zcopy bytes: the watchdog counts
-     * from the last one, and must not take a large transfer on a slow
-     * link for a dead link (a 64 MB WRITE takes over 250 ms at 250 MB/s). */
-    if ((config->max_zcopy == UCS_MEMUNITS_AUTO) ||
-        (config->max_zcopy == UCS_MEMUNITS_INF)) {
-        self->config.max_zcopy = UCS_MBYTE;
-    } else {
-        self->config.max_zcopy = ucs_max(config->max_zcopy, UCS_KBYTE);
-    }
-    self->super.config.max_get_zcopy = ucs_min(self->super.config.max_get_zcopy,
-                                               self->config.max_zcopy);
+    uct_rc_varuna_iface_config_init(self, config);
+    self->super.progress = uct_rc_varuna_iface_progress;
 
     status = uct_rc_init_fc_thresh(&config->super, &self->super);
     if (status != UCS_OK) {
@@ -1798,20 +1856,40 @@ static UCS_CLASS_INIT_FUNC(uct_rc_varuna_iface_t, uct_md_h tl_md,
         goto err_cleanup_log;
     }
 
-    status = uct_rc_varuna_iface_failover_init(self, config);
+    status = uct_rc_varuna_iface_ctrl_init(self);
     if (status != UCS_OK) {
         goto err_cleanup_sides;
     }
 
+    status = uct_rc_varuna_iface_cls_init(self);
+    if (status != UCS_OK) {
+        goto err_cleanup_sides;
+    }
+
+    status = uct_rc_varuna_iface_rx_held_init(self);
+    if (status != UCS_OK) {
+        goto err_cleanup_cls;
+    }
+
+    uct_rc_varuna_iface_detect_init(self);
+    status = uct_rc_varuna_iface_report_open(self, config->report);
+    if (status != UCS_OK) {
+        goto err_cleanup_rx_held;
+    }
+
     status = uct_rc_varuna_iface_wakeup_init(self, params);
     if (status != UCS_OK) {
-        goto err_cleanup_failover;
+        goto err_close_report;
     }
 
     return UCS_OK;
 
-err_cleanup_failover:
-    uct_rc_varuna_iface_failover_cleanup(self);
+err_close_report:
+    uct_rc_varuna_iface_report_close(self);
+err_cleanup_rx_held:
+    uct_rc_varuna_iface_rx_held_cleanup(self);
+err_cleanup_cls:
+    uct_rc_varuna_iface_cls_cleanup(self);
 err_cleanup_sides:
     uct_rc_varuna_iface_cleanup_standby(self);
 err_cleanup_log:
@@ -1832,7 +1910,9 @@ static UCS_CLASS_CLEANUP_FUNC(uct_rc_varuna_iface_t)
     uct_rc_iface_cleanup_qps(&self->super);
     uct_rc_varuna_iface_cleanup_standby_qps(self);
     uct_rc_varuna_iface_wakeup_cleanup(self);
-    uct_rc_varuna_iface_failover_cleanup(self);
+    uct_rc_varuna_iface_report_close(self);
+    uct_rc_varuna_iface_rx_held_cleanup(self);
+    uct_rc_varuna_iface_cls_cleanup(self);
     uct_rc_varuna_iface_cleanup_standby(self);
     uct_rc_varuna_log_cleanup(self);
     ucs_mpool_cleanup(&self->short_desc_mp, 1);

@@ -324,7 +324,7 @@ void uct_rc_varuna_iface_vfs_refresh(uct_iface_h tl_iface)
 
 /* The counters when the interface closes: in the report, and in the log
  * (info) if anything failed over */
-void uct_rc_varuna_iface_report_totals(uct_rc_varuna_iface_t *iface)
+static void uct_rc_varuna_iface_report_totals(uct_rc_varuna_iface_t *iface)
 {
     ucs_string_buffer_t strb = UCS_STRING_BUFFER_INITIALIZER;
     unsigned i;
@@ -346,4 +346,29 @@ void uct_rc_varuna_iface_report_totals(uct_rc_varuna_iface_t *iface)
         fflush(iface->fo.report);
     }
     ucs_string_buffer_cleanup(&strb);
+}
+
+/* UCX_RC_VARUNA_REPORT: the file the JSON lines are appended to, if any */
+ucs_status_t uct_rc_varuna_iface_report_open(uct_rc_varuna_iface_t *iface,
+                                             const char *path)
+{
+    if ((path != NULL) && (path[0] != '\0')) {
+        iface->fo.report = fopen(path, "a");
+        if (iface->fo.report == NULL) {
+            ucs_error("rc_varuna: cannot open UCX_RC_VARUNA_REPORT file "
+                      "'%s': %m", path);
+            return UCS_ERR_INVALID_PARAM;
+        }
+    }
+    return UCS_OK;
+}
+
+/* The interface closes: its totals, then the file */
+void uct_rc_varuna_iface_report_close(uct_rc_varuna_iface_t *iface)
+{
+    uct_rc_varuna_iface_report_totals(iface);
+    if (iface->fo.report != NULL) {
+        fclose(iface->fo.report);
+        iface->fo.report = NULL;
+    }
 }
