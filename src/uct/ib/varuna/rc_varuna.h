@@ -902,6 +902,18 @@ uct_rc_varuna_log_word(uct_rc_varuna_ep_t *ep)
 ucs_status_t uct_rc_varuna_md_standby_port(uct_rc_varuna_md_t *md,
                                            uint8_t primary_port,
                                            uint8_t *port_p, int *up_p);
+int uct_rc_varuna_md_port_down(uct_rc_varuna_md_t *md, unsigned side,
+                               uint8_t port_num);
+uint32_t uct_rc_varuna_md_last_wqe_count(uct_rc_varuna_md_t *md, unsigned side,
+                                         uint32_t qp_num);
+void uct_rc_varuna_md_waker_add(uct_rc_varuna_md_t *md,
+                                uct_rc_varuna_md_waker_t *waker);
+void uct_rc_varuna_md_waker_remove(uct_rc_varuna_md_t *md,
+                                   uct_rc_varuna_md_waker_t *waker);
+void uct_rc_varuna_md_last_wqe_skip(uct_rc_varuna_md_t *md, unsigned side,
+                                    uint32_t qp_num, uint32_t count);
+void uct_rc_varuna_md_last_wqe_forget(uct_rc_varuna_md_t *md, unsigned side,
+                                      uint32_t qp_num);
 
 
 /* rc_varuna_iface.c */
@@ -916,14 +928,13 @@ ucs_status_t uct_rc_varuna_iface_add_qp(uct_rc_varuna_iface_t *iface,
                                         uint32_t qp_num);
 void uct_rc_varuna_iface_remove_qp(uct_rc_varuna_iface_t *iface,
                                    unsigned side, uint32_t qp_num);
-void uct_rc_varuna_iface_qp_cleanup(uct_rc_iface_qp_cleanup_ctx_t *rc_ctx);
-void uct_rc_varuna_iface_cleanup_standby_qps(uct_rc_varuna_iface_t *iface);
 void uct_rc_varuna_iface_side_refresh(uct_rc_varuna_iface_t *iface,
                                       unsigned side);
 void uct_rc_varuna_iface_deliver_arrived(uct_rc_varuna_iface_t *iface,
                                          uct_rc_varuna_ep_t *ep);
 ucs_status_t uct_rc_varuna_iface_rx_held_init(uct_rc_varuna_iface_t *iface);
 void uct_rc_varuna_iface_rx_held_cleanup(uct_rc_varuna_iface_t *iface);
+void uct_rc_varuna_ep_rx_held_release(uct_rc_varuna_ep_t *ep);
 
 
 /* rc_varuna_log.c */
@@ -1006,6 +1017,7 @@ void uct_rc_varuna_ep_complete_settled(uct_rc_varuna_ep_t *ep);
 void uct_rc_varuna_ep_purge(uct_rc_varuna_ep_t *ep, ucs_status_t status);
 void uct_rc_varuna_op_complete(uct_rc_varuna_iface_t *iface,
                                uct_rc_varuna_op_t *op, ucs_status_t status);
+void uct_rc_varuna_ep_fail(uct_rc_varuna_ep_t *ep, ucs_status_t status);
 void uct_rc_varuna_ep_fail_later(uct_rc_varuna_ep_t *ep, ucs_status_t status);
 void uct_rc_varuna_ep_fail_cancel(uct_rc_varuna_ep_t *ep);
 void uct_rc_varuna_ep_dead_complete(uct_rc_varuna_ep_t *ep);
@@ -1014,14 +1026,8 @@ void uct_rc_varuna_ep_handle_failure(uct_rc_varuna_ep_t *ep, unsigned lane,
 ucs_status_t uct_rc_varuna_ep_pending_add(uct_ep_h tl_ep,
                                           uct_pending_req_t *req,
                                           unsigned flags);
-ucs_status_t uct_rc_varuna_lane_reset(uct_rc_varuna_iface_t *iface,
-                                      uct_rc_varuna_ep_t *ep, unsigned side);
-ucs_status_t uct_rc_varuna_lane_connect(uct_rc_varuna_iface_t *iface,
-                                        uct_rc_varuna_ep_t *ep, unsigned side,
-                                        uint32_t dest_qpn, uint32_t rq_psn,
-                                        struct ibv_ah_attr *ah_attr,
-                                        enum ibv_mtu path_mtu);
-void uct_rc_varuna_ep_rx_held_release(uct_rc_varuna_ep_t *ep);
+ucs_status_t uct_rc_varuna_ep_ring_grow(uct_rc_varuna_iface_t *iface,
+                                        uct_rc_varuna_ep_t *ep);
 
 
 /* rc_varuna_lane.c */
@@ -1030,6 +1036,15 @@ ucs_status_t uct_rc_varuna_lane_create(uct_rc_varuna_iface_t *iface,
 void uct_rc_varuna_lane_destroy(uct_rc_varuna_iface_t *iface,
                                 uct_rc_varuna_ep_t *ep, unsigned side,
                                 uint16_t cq_credits);
+ucs_status_t uct_rc_varuna_lane_reset(uct_rc_varuna_iface_t *iface,
+                                      uct_rc_varuna_ep_t *ep, unsigned side);
+ucs_status_t uct_rc_varuna_lane_connect(uct_rc_varuna_iface_t *iface,
+                                        uct_rc_varuna_ep_t *ep, unsigned side,
+                                        uint32_t dest_qpn, uint32_t rq_psn,
+                                        struct ibv_ah_attr *ah_attr,
+                                        enum ibv_mtu path_mtu);
+void uct_rc_varuna_iface_qp_cleanup(uct_rc_iface_qp_cleanup_ctx_t *rc_ctx);
+void uct_rc_varuna_iface_cleanup_standby_qps(uct_rc_varuna_iface_t *iface);
 uint32_t uct_rc_varuna_lane_new_psn(uct_rc_varuna_lane_t *lane);
 void uct_rc_varuna_lane_ah(uct_rc_varuna_iface_t *iface,
                            uct_rc_varuna_ep_t *ep, unsigned side,
@@ -1053,7 +1068,10 @@ void uct_rc_varuna_ep_failover_peer_fenced(uct_rc_varuna_ep_t *ep,
 void uct_rc_varuna_ep_failover_noticed(uct_rc_varuna_ep_t *ep);
 void uct_rc_varuna_ep_failover_progress(uct_rc_varuna_ep_t *ep);
 void uct_rc_varuna_ep_failover_recovered(uct_rc_varuna_ep_t *ep);
-void uct_rc_varuna_ep_fail(uct_rc_varuna_ep_t *ep, ucs_status_t status);
+void uct_rc_varuna_ep_post_refused(uct_rc_varuna_ep_t *ep);
+/* For tests: fail the active lane of an endpoint as if an error had been
+ * detected on it. */
+ucs_status_t uct_rc_varuna_ep_fail_lane(uct_ep_h tl_ep);
 void uct_rc_varuna_ep_failover_cleanup(uct_rc_varuna_ep_t *ep,
                                        uct_rc_varuna_fo_state_t state);
 void uct_rc_varuna_iface_failovers_progress(uct_rc_varuna_iface_t *iface);
@@ -1096,8 +1114,6 @@ void uct_rc_varuna_ep_ctrl_recv(uct_rc_varuna_ep_t *ep, unsigned lane,
 /* rc_varuna_reprotect.c: re-protection; the peer's messages about it come
  * from uct_rc_varuna_ep_ctrl_recv */
 void uct_rc_varuna_ep_standby_later(uct_rc_varuna_ep_t *ep, const char *why);
-ucs_status_t uct_rc_varuna_ep_ring_grow(uct_rc_varuna_iface_t *iface,
-                                        uct_rc_varuna_ep_t *ep);
 void uct_rc_varuna_ep_reprotect_list(uct_rc_varuna_ep_t *ep);
 void uct_rc_varuna_ep_reprotect_unlist(uct_rc_varuna_ep_t *ep);
 int uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
@@ -1165,25 +1181,5 @@ ucs_status_t uct_rc_varuna_iface_report_open(uct_rc_varuna_iface_t *iface,
                                              const char *path);
 void uct_rc_varuna_iface_report_close(uct_rc_varuna_iface_t *iface);
 void uct_rc_varuna_iface_vfs_refresh(uct_iface_h tl_iface);
-
-/* For tests: fail the active lane of an endpoint as if an error had been
- * detected on it. */
-ucs_status_t uct_rc_varuna_ep_fail_lane(uct_ep_h tl_ep);
-
-void uct_rc_varuna_ep_post_refused(uct_rc_varuna_ep_t *ep);
-
-/* rc_varuna_md.c */
-int uct_rc_varuna_md_port_down(uct_rc_varuna_md_t *md, unsigned side,
-                               uint8_t port_num);
-uint32_t uct_rc_varuna_md_last_wqe_count(uct_rc_varuna_md_t *md, unsigned side,
-                                         uint32_t qp_num);
-void uct_rc_varuna_md_waker_add(uct_rc_varuna_md_t *md,
-                                uct_rc_varuna_md_waker_t *waker);
-void uct_rc_varuna_md_waker_remove(uct_rc_varuna_md_t *md,
-                                   uct_rc_varuna_md_waker_t *waker);
-void uct_rc_varuna_md_last_wqe_skip(uct_rc_varuna_md_t *md, unsigned side,
-                                    uint32_t qp_num, uint32_t count);
-void uct_rc_varuna_md_last_wqe_forget(uct_rc_varuna_md_t *md, unsigned side,
-                                      uint32_t qp_num);
 
 #endif

@@ -110,6 +110,8 @@ typedef struct {
 } uct_rc_varuna_cls_summary_t;
 
 
+/* rc_varuna_classify.c */
+
 /* Classify ops[0..count), given in increasing sn order. */
 void uct_rc_varuna_classify(const uct_rc_varuna_cls_input_t *in,
                             uct_rc_varuna_cls_op_t *ops, size_t count,
