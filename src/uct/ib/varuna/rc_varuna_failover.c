@@ -62,12 +62,6 @@
  * and the query of its expected PSN for the peer.
  */
 
-/* Resend flags of a record, set when a failover decides it */
-enum {
-    UCT_RC_VARUNA_OP_FLAG_RESEND      = UCS_BIT(1), /* post again, logged */
-    UCT_RC_VARUNA_OP_FLAG_REREAD      = UCS_BIT(2)  /* READ again, no log */
-};
-
 static const char *uct_rc_varuna_cause_names[] = {
     [UCT_RC_VARUNA_CAUSE_NONE]      = "none",
     [UCT_RC_VARUNA_CAUSE_RETRY_EXC] = "retry_exceeded",
