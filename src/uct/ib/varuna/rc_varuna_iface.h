@@ -260,11 +260,28 @@ void uct_rc_varuna_iface_remove_qp(uct_rc_varuna_iface_t *iface,
                                    unsigned side, uint32_t qp_num);
 void uct_rc_varuna_iface_side_refresh(uct_rc_varuna_iface_t *iface,
                                       unsigned side);
+
+
+/* rc_varuna_rx.c */
+unsigned uct_rc_varuna_iface_poll_rx(uct_rc_varuna_iface_t *iface,
+                                     unsigned side);
+void uct_rc_varuna_iface_refill(uct_rc_varuna_iface_t *iface, int fill);
 void uct_rc_varuna_iface_deliver_arrived(uct_rc_varuna_iface_t *iface,
                                          uct_rc_varuna_ep_t *ep);
 ucs_status_t uct_rc_varuna_iface_rx_held_init(uct_rc_varuna_iface_t *iface);
 void uct_rc_varuna_iface_rx_held_cleanup(uct_rc_varuna_iface_t *iface);
 void uct_rc_varuna_ep_rx_held_release(uct_rc_varuna_ep_t *ep);
+
+
+/* rc_varuna_wakeup.c */
+ucs_status_t
+uct_rc_varuna_iface_wakeup_init(uct_rc_varuna_iface_t *iface,
+                                const uct_iface_params_t *params);
+void uct_rc_varuna_iface_wakeup_cleanup(uct_rc_varuna_iface_t *iface);
+ucs_status_t uct_rc_varuna_iface_event_fd_get(uct_iface_h tl_iface,
+                                              int *fd_p);
+ucs_status_t uct_rc_varuna_iface_event_arm(uct_iface_h tl_iface,
+                                           unsigned events);
 
 
 /* rc_varuna_log.c */

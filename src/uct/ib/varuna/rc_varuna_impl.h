@@ -30,6 +30,24 @@ uct_rc_varuna_iface_md(uct_rc_varuna_iface_t *iface)
     return ucs_derived_of(iface->super.super.super.md, uct_rc_varuna_md_t);
 }
 
+/*
+ * The lane of a completion polled from a side's CQ. A standby on another
+ * device has CQs of its own, and there the side is the lane: QP numbers of
+ * two devices are allocated independently and may be equal (a server with
+ * two interfaces, each the other's standby, met it on rxe). A standby port
+ * of the same device shares the CQs, where QP numbers are unique.
+ */
+static UCS_F_ALWAYS_INLINE unsigned
+uct_rc_varuna_iface_wc_lane(uct_rc_varuna_iface_t *iface, unsigned side,
+                            uct_rc_varuna_ep_t *ep, uint32_t qp_num)
+{
+    if (iface->side[UCT_RC_VARUNA_SIDE_STANDBY].separate) {
+        return side;
+    }
+    return ((ep->lane[0].qp != NULL) && (ep->lane[0].qp->qp_num == qp_num)) ?
+           UCT_RC_VARUNA_SIDE_PRIMARY : UCT_RC_VARUNA_SIDE_STANDBY;
+}
+
 /* A port event UCX's async thread recorded that the progress has not
  * handled yet */
 static UCS_F_ALWAYS_INLINE int
