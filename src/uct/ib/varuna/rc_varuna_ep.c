@@ -20,6 +20,289 @@
 
 
 /* ------------------------------------------------------------------------
+ * A new operation: admission, its record, its post (the posting path of
+ * rc_varuna_impl.h)
+ * ------------------------------------------------------------------------ */
+
+/*
+ * Every record of the ring is taken by an operation not completed yet. Send
+ * credits keep this from happening in steady state (each operation holds
+ * one), but not right after a failover: an operation the failover settled
+ * gives its credit back when its lane's flush comes, and keeps its record
+ * until everything before it has completed (a READ read again, a message
+ * sent again). New operations, admitted on those credits, then overwrote
+ * records still pending (the review of 0aa6934, finding 1).
+ */
+static UCS_F_ALWAYS_INLINE int
+uct_rc_varuna_ep_ring_full(const uct_rc_varuna_ep_t *ep)
+{
+    return (ep->tx.sn - ep->tx.done_sn) > ep->tx.ring_mask;
+}
+
+/* No record for another operation: the ring is full and cannot grow
+ * (uct_rc_varuna_ep_ring_grow: at one record per credit, or no memory) */
+static UCS_F_ALWAYS_INLINE int
+uct_rc_varuna_ep_no_record(uct_rc_varuna_iface_t *iface,
+                           uct_rc_varuna_ep_t *ep)
+{
+    return uct_rc_varuna_ep_ring_full(ep) &&
+           (uct_rc_varuna_ep_ring_grow(iface, ep) != UCS_OK);
+}
+
+/*
+ * Room for one more operation: its work request on the QP, a CQ entry for
+ * it (every one completes, with an error, if the QP fails), and READ
+ * credits (none left blocks everything, as in rc_verbs, so that nothing
+ * overtakes a READ waiting in the pending queue). Its log write, when it
+ * is to have one, needs one more of each: without them it goes unlogged
+ * (uct_rc_varuna_ep_new_op_logs). One unit, as rc/base counts: its pending
+ * queue takes a request only when rc/base sees no send resources, so an
+ * operation refused with resources that rc/base counts as enough would be
+ * retried forever.
+ */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_rc_varuna_ep_check_res(uct_rc_varuna_iface_t *iface,
+                           uct_rc_varuna_ep_t *ep)
+{
+    ucs_assert(ep->super.flags & UCT_RC_EP_FLAG_CONNECTED);
+
+    /* near the end of the CQ credits (with room for an operation and its
+     * log write), completions must be asked for to get them back */
+    if (ucs_unlikely(iface->super.tx.cq_available <=
+                     (signed)iface->super.config.tx_moderation + 2)) {
+        if (iface->super.tx.cq_available < 1) {
+            UCS_STATS_UPDATE_COUNTER(iface->super.stats,
+                                     UCT_RC_IFACE_STAT_NO_CQE, 1);
+            return UCS_ERR_NO_RESOURCE;
+        }
+        /* signal the next one to get the credits back */
+        ep->super.txqp.unsignaled = RC_UNSIGNALED_INF;
+    }
+
+    if (ucs_unlikely((uct_rc_txqp_available(&ep->super.txqp) < 1) ||
+                     (iface->super.tx.reads_available <= 0) ||
+                     uct_rc_varuna_ep_no_record(iface, ep))) {
+        UCS_STATS_UPDATE_COUNTER(ep->super.super.stats, UCT_EP_STAT_NO_RES,
+                                 1);
+        return UCS_ERR_NO_RESOURCE;
+    }
+    return UCS_OK;
+}
+
+/* Flow control of active messages (rc/base): the window and the request
+ * and grant bits that ride on the AM id. */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_rc_varuna_ep_check_fc(uct_rc_varuna_iface_t *iface,
+                          uct_rc_varuna_ep_t *ep, uint8_t *am_id_p)
+{
+    uct_rc_fc_t *fc = &ep->super.fc;
+
+    if (ucs_unlikely(fc->fc_wnd <= iface->super.config.fc_soft_thresh)) {
+        if (iface->super.config.fc_enabled) {
+            if (fc->fc_wnd <= 0) {
+                UCS_STATS_UPDATE_COUNTER(ep->super.super.stats,
+                                         UCT_EP_STAT_NO_RES, 1);
+                return UCS_ERR_NO_RESOURCE;
+            }
+            *am_id_p |= uct_rc_fc_req_moderation(fc, &iface->super);
+        } else {
+            fc->fc_wnd = INT16_MAX;
+        }
+    }
+    *am_id_p |= uct_rc_fc_get_fc_hdr(ep->super.flags);
+    return UCS_OK;
+}
+
+static UCS_F_ALWAYS_INLINE void
+uct_rc_varuna_ep_fc_sent(uct_rc_varuna_ep_t *ep)
+{
+    ep->super.flags &= ~UCT_RC_EP_FC_MASK;
+    ep->super.fc.fc_wnd--;
+}
+
+/* A descriptor from mp for an operation's payload, header or result, if
+ * it needs one (mp not NULL) */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_rc_varuna_ep_desc_get(ucs_mpool_t *mp, uct_rc_varuna_desc_t **desc_p)
+{
+    if (mp == NULL) {
+        return UCS_OK;
+    }
+    *desc_p = ucs_mpool_get_inline(mp);
+    return ucs_likely(*desc_p != NULL) ? UCS_OK : UCS_ERR_NO_RESOURCE;
+}
+
+/*
+ * Admission of a new operation, the function form of rc/base's
+ * UCT_RC_CHECK_RES: room for it (uct_rc_varuna_ep_check_res), then its
+ * descriptor (uct_rc_varuna_ep_desc_get). UCS_ERR_NO_RESOURCE when either
+ * is missing; the caller returns the status as it is.
+ */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_rc_varuna_ep_admit(uct_rc_varuna_iface_t *iface, uct_rc_varuna_ep_t *ep,
+                       ucs_mpool_t *mp, uct_rc_varuna_desc_t **desc_p)
+{
+    ucs_status_t status;
+
+    status = uct_rc_varuna_ep_check_res(iface, ep);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+    return uct_rc_varuna_ep_desc_get(mp, desc_p);
+}
+
+/*
+ * Admission of an active message, the function form of rc/base's
+ * UCT_RC_CHECK_RES_AND_FC: room for it, the FC window (its bits go into
+ * *am_id_p), and, as there, the assertion that it overtakes no request of
+ * the endpoint's pending queue (uct_rc_iface_check_pending); then its
+ * descriptor.
+ */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_rc_varuna_ep_am_admit(uct_rc_varuna_iface_t *iface, uct_rc_varuna_ep_t *ep,
+                          uint8_t *am_id_p, ucs_mpool_t *mp,
+                          uct_rc_varuna_desc_t **desc_p)
+{
+    ucs_status_t status;
+
+    status = uct_rc_varuna_ep_check_res(iface, ep);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+    status = uct_rc_varuna_ep_check_fc(iface, ep, am_id_p);
+    if (ucs_unlikely(status != UCS_OK)) {
+        return status;
+    }
+    uct_rc_iface_check_pending(&iface->super, &ep->super.arb_group);
+    return uct_rc_varuna_ep_desc_get(mp, desc_p);
+}
+
+/* The record of the next operation; filled by the caller, then posted. */
+static UCS_F_ALWAYS_INLINE uct_rc_varuna_op_t *
+uct_rc_varuna_ep_op_start(uct_rc_varuna_ep_t *ep, uct_rc_varuna_op_type_t type,
+                          enum ibv_wr_opcode ib_opcode)
+{
+    uct_rc_varuna_op_t *op = uct_rc_varuna_ep_op(ep, ep->tx.sn + 1);
+
+    ucs_assertv(!uct_rc_varuna_ep_ring_full(ep), "ep %p: sn %" PRIu64
+                " would take the record of %" PRIu64 ", not completed", ep,
+                ep->tx.sn + 1, ep->tx.done_sn + 1);
+    op->sn         = ep->tx.sn + 1;
+    op->type       = type;
+    op->ib_opcode  = ib_opcode;
+    op->flags      = 0;
+    op->num_sge    = 0;
+    op->send_flags = 0;
+    op->length     = 0;
+    op->desc_len   = 0;
+    op->comp       = NULL;
+    op->flush_comp = NULL;
+    op->desc       = NULL;
+    return op;
+}
+
+/* Gather entries of user buffers; their memory handles give the keys on
+ * both devices. Returns the total length. */
+static UCS_F_ALWAYS_INLINE size_t
+uct_rc_varuna_op_add_iov(uct_rc_varuna_op_t *op, const uct_iov_t *iov,
+                         size_t iovcnt)
+{
+    uct_rc_varuna_memh_t *memh;
+    uct_rc_varuna_sge_t *sge;
+    size_t i, total = 0;
+
+    for (i = 0; i < iovcnt; i++) {
+        if (iov[i].length == 0) {
+            continue;
+        }
+        memh          = iov[i].memh;
+        sge           = &op->sge[op->num_sge++];
+        sge->addr     = (uintptr_t)iov[i].buffer;
+        sge->length   = (uint32_t)iov[i].length;
+        sge->memh     = memh;
+        total        += iov[i].length;
+    }
+    return total;
+}
+
+/*
+ * Post an operation with its log write (uct_rc_varuna_op_prepare) on a
+ * lane, in one doorbell. Returns UCS_ERR_IO_ERROR when the QP refused the
+ * operation's request (it is marked never sent) or its log write (the
+ * request went, unlogged).
+ */
+static UCS_F_ALWAYS_INLINE ucs_status_t
+uct_rc_varuna_ep_post_op(uct_rc_varuna_iface_t *iface, uct_rc_varuna_ep_t *ep,
+                         uct_rc_varuna_op_t *op, unsigned lane_index,
+                         int signal, int with_log)
+{
+    struct ibv_sge sge[UCT_IB_MAX_IOV + 1], log_sge;
+    struct ibv_send_wr wr[2], *refused;
+    uct_rc_varuna_post_pos_t pos;
+
+    uct_rc_varuna_post_pos_init(ep, lane_index, &pos);
+    signal  = uct_rc_varuna_op_prepare(iface, ep, op, lane_index, &pos,
+                                       signal, with_log, wr, sge, &log_sge);
+    refused = uct_rc_varuna_lane_post(iface, &ep->lane[lane_index], &wr[0],
+                                      (wr[0].opcode == IBV_WR_SEND_WITH_IMM) ?
+                                      uct_rc_ep_packet_dump : NULL);
+    if (ucs_unlikely(refused == &wr[0])) {
+        uct_rc_varuna_op_never_sent(op);
+        return UCS_ERR_IO_ERROR;
+    }
+
+    uct_rc_varuna_op_taken(iface, ep, op, signal, refused != NULL);
+    return (refused == NULL) ? UCS_OK : UCS_ERR_IO_ERROR;
+}
+
+/* A new operation writes the log when LOG_INTERVAL operations have gone
+ * on the active lane since its last log write, and the send queue and the
+ * CQ have room for the second work request (else the next one does: a log
+ * write later proves as much). */
+static UCS_F_ALWAYS_INLINE int
+uct_rc_varuna_ep_new_op_logs(uct_rc_varuna_iface_t *iface,
+                             uct_rc_varuna_ep_t *ep, uint64_t sn)
+{
+    return iface->config.log_enable &&
+           ((sn - ep->lane[ep->active].log_sn) >=
+            iface->config.log_interval) &&
+           ucs_likely((uct_rc_txqp_available(&ep->super.txqp) >= 2) &&
+                      (iface->super.tx.cq_available >= 2));
+}
+
+/*
+ * Post a new operation on the active lane and make its number taken. One
+ * posted while everything before it has completed is signaled: a flush
+ * right behind a lone operation (MPI_Win_flush after a put, shmem_quiet)
+ * then waits for its completion instead of posting an empty WRITE of its
+ * own, which took such a put and flush from two packets to four (rc_verbs
+ * signals every short put). A stream of operations still signals one in
+ * tx_moderation.
+ */
+static UCS_F_ALWAYS_INLINE void
+uct_rc_varuna_ep_post_new(uct_rc_varuna_iface_t *iface, uct_rc_varuna_ep_t *ep,
+                          uct_rc_varuna_op_t *op, int signal)
+{
+    ucs_status_t status;
+
+    signal = signal || (ep->tx.done_sn == ep->tx.sn);
+
+    if (op->ib_opcode == IBV_WR_SEND_WITH_IMM) {
+        /* numbered when it surely goes out: a gap would stall the peer */
+        op->am_seq = ++ep->tx.am_seq;
+    }
+    status    = uct_rc_varuna_ep_post_op(iface, ep, op, ep->active, signal,
+                                         uct_rc_varuna_ep_new_op_logs(iface,
+                                                                      ep,
+                                                                      op->sn));
+    ep->tx.sn = op->sn;
+    if (ucs_unlikely(status != UCS_OK)) {
+        uct_rc_varuna_ep_post_refused(ep);
+    }
+}
+
+
+/* ------------------------------------------------------------------------
  * Completion
  * ------------------------------------------------------------------------ */
 
@@ -467,7 +750,7 @@ ucs_status_t uct_rc_varuna_ep_put_short(uct_ep_h tl_ep, const void *buffer,
     ucs_status_t status;
 
     UCT_CHECK_LENGTH(length, 0, iface->config.max_inline, "put_short");
-    status = uct_rc_varuna_ep_check_res(iface, ep);
+    status = uct_rc_varuna_ep_admit(iface, ep, NULL, NULL);
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
@@ -498,14 +781,9 @@ ssize_t uct_rc_varuna_ep_put_bcopy(uct_ep_h tl_ep, uct_pack_callback_t pack_cb,
     ucs_status_t status;
     size_t length;
 
-    status = uct_rc_varuna_ep_check_res(iface, ep);
+    status = uct_rc_varuna_ep_admit(iface, ep, &iface->tx_mp, &desc);
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
-    }
-
-    desc = ucs_mpool_get_inline(&iface->tx_mp);
-    if (ucs_unlikely(desc == NULL)) {
-        return UCS_ERR_NO_RESOURCE;
     }
     length = pack_cb(uct_rc_varuna_desc_data(desc), arg);
     if (ucs_unlikely(length == 0)) {
@@ -539,7 +817,7 @@ uct_rc_varuna_ep_rdma_zcopy(uct_rc_varuna_iface_t *iface,
     ucs_status_t status;
     size_t length;
 
-    status = uct_rc_varuna_ep_check_res(iface, ep);
+    status = uct_rc_varuna_ep_admit(iface, ep, NULL, NULL);
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
@@ -602,14 +880,9 @@ ucs_status_t uct_rc_varuna_ep_get_bcopy(uct_ep_h tl_ep,
 
     UCT_CHECK_LENGTH(length, 0, iface->super.super.config.seg_size,
                      "get_bcopy");
-    status = uct_rc_varuna_ep_check_res(iface, ep);
+    status = uct_rc_varuna_ep_admit(iface, ep, &iface->tx_mp, &desc);
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
-    }
-
-    desc = ucs_mpool_get_inline(&iface->tx_mp);
-    if (ucs_unlikely(desc == NULL)) {
-        return UCS_ERR_NO_RESOURCE;
     }
 
     op              = uct_rc_varuna_ep_op_start(ep, UCT_RC_VARUNA_OP_GET_BCOPY,
@@ -683,11 +956,7 @@ ucs_status_t uct_rc_varuna_ep_am_short(uct_ep_h tl_ep, uint8_t id,
 
     UCT_RC_CHECK_AM_SHORT(id, length, uct_rc_am_short_hdr_t,
                           iface->config.max_inline);
-    status = uct_rc_varuna_ep_check_res(iface, ep);
-    if (ucs_unlikely(status != UCS_OK)) {
-        return status;
-    }
-    status = uct_rc_varuna_ep_check_fc(iface, ep, &id);
+    status = uct_rc_varuna_ep_am_admit(iface, ep, &id, NULL, NULL);
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
@@ -720,11 +989,7 @@ ucs_status_t uct_rc_varuna_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
     ucs_status_t status;
 
     UCT_RC_CHECK_AM_SHORT(id, length, uct_rc_hdr_t, iface->config.max_inline);
-    status = uct_rc_varuna_ep_check_res(iface, ep);
-    if (ucs_unlikely(status != UCS_OK)) {
-        return status;
-    }
-    status = uct_rc_varuna_ep_check_fc(iface, ep, &id);
+    status = uct_rc_varuna_ep_am_admit(iface, ep, &id, NULL, NULL);
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
@@ -758,18 +1023,9 @@ ssize_t uct_rc_varuna_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
     size_t length;
 
     UCT_CHECK_AM_ID(id);
-    status = uct_rc_varuna_ep_check_res(iface, ep);
+    status = uct_rc_varuna_ep_am_admit(iface, ep, &id, &iface->tx_mp, &desc);
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
-    }
-    status = uct_rc_varuna_ep_check_fc(iface, ep, &id);
-    if (ucs_unlikely(status != UCS_OK)) {
-        return status;
-    }
-
-    desc = ucs_mpool_get_inline(&iface->tx_mp);
-    if (ucs_unlikely(desc == NULL)) {
-        return UCS_ERR_NO_RESOURCE;
     }
     rch        = uct_rc_varuna_desc_data(desc);
     rch->am_id = id;
@@ -807,18 +1063,10 @@ ucs_status_t uct_rc_varuna_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
     UCT_RC_CHECK_AM_ZCOPY(id, header_length, uct_iov_total_length(iov, iovcnt),
                           iface->config.short_desc_size,
                           iface->super.super.config.seg_size);
-    status = uct_rc_varuna_ep_check_res(iface, ep);
+    status = uct_rc_varuna_ep_am_admit(iface, ep, &id, &iface->short_desc_mp,
+                                       &desc);
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
-    }
-    status = uct_rc_varuna_ep_check_fc(iface, ep, &id);
-    if (ucs_unlikely(status != UCS_OK)) {
-        return status;
-    }
-
-    desc = ucs_mpool_get_inline(&iface->short_desc_mp);
-    if (ucs_unlikely(desc == NULL)) {
-        return UCS_ERR_NO_RESOURCE;
     }
     rch        = uct_rc_varuna_desc_data(desc);
     rch->am_id = id;
@@ -848,16 +1096,11 @@ uct_rc_varuna_ep_atomic(uct_rc_varuna_ep_t *ep, uint8_t type,
     uct_rc_varuna_op_t *op;
     ucs_status_t status;
 
-    status = uct_rc_varuna_ep_check_res(iface, ep);
+    /* the responder's reply lands in the descriptor: the result of a
+     * fetching atomic, or a value nobody reads */
+    status = uct_rc_varuna_ep_admit(iface, ep, &iface->short_desc_mp, &desc);
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
-    }
-
-    /* the responder's reply lands here: the result of a fetching atomic,
-     * or a value nobody reads */
-    desc = ucs_mpool_get_inline(&iface->short_desc_mp);
-    if (ucs_unlikely(desc == NULL)) {
-        return UCS_ERR_NO_RESOURCE;
     }
 
     op              = uct_rc_varuna_ep_op_start(ep, type, ib_opcode);
@@ -1076,7 +1319,7 @@ ucs_status_t uct_rc_varuna_ep_fc_ctrl(uct_ep_t *tl_ep, unsigned op_type,
     ucs_assert(op_type == UCT_RC_EP_FC_PURE_GRANT);
 
     /* no FC window check here: a grant must never wait for a grant */
-    status = uct_rc_varuna_ep_check_res(iface, ep);
+    status = uct_rc_varuna_ep_admit(iface, ep, NULL, NULL);
     if (status != UCS_OK) {
         return status;
     }

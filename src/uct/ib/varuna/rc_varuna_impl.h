@@ -11,6 +11,22 @@
 
 #include <uct/ib/base/ib_log.h>
 
+/*
+ * Inline code the transport's files share (as rc_verbs_impl.h is for
+ * rc_verbs): accessors, the send credits a failover holds back, what the
+ * classifier needs of a replay record, and the posting path every work
+ * request goes through: the one function that gives requests to a QP
+ * (uct_rc_varuna_lane_post) and the prepare/taken pair that accounts only
+ * what the QP took. The endpoint's own steps of a new operation (admission,
+ * its record, its post) are in rc_varuna_ep.c; the failover's resend
+ * (rc_varuna_failover.c) and the control requests (rc_varuna_ctrl.c) post
+ * through the same path. Not for tests: they include rc_varuna.h alone.
+ */
+
+
+/* ------------------------------------------------------------------------
+ * Accessors
+ * ------------------------------------------------------------------------ */
 
 /* The lane that is not this one */
 static UCS_F_ALWAYS_INLINE unsigned uct_rc_varuna_other_lane(unsigned lane)
@@ -97,6 +113,11 @@ uct_rc_varuna_ep_unwatch(uct_rc_varuna_ep_t *ep)
     }
 }
 
+
+/* ------------------------------------------------------------------------
+ * Send credits
+ * ------------------------------------------------------------------------ */
+
 /* Of count send credits coming back, those the endpoint keeps: after a
  * failover onto a smaller send queue, the credits it holds beyond that
  * queue's share are retired as they come back */
@@ -125,6 +146,11 @@ uct_rc_varuna_ep_tx_credits_add(uct_rc_varuna_ep_t *ep, unsigned count)
         uct_rc_txqp_available_add(&ep->super.txqp, count);
     }
 }
+
+
+/* ------------------------------------------------------------------------
+ * What the classifier needs of a replay record
+ * ------------------------------------------------------------------------ */
 
 static UCS_F_ALWAYS_INLINE uct_rc_varuna_kind_t
 uct_rc_varuna_op_kind(const uct_rc_varuna_op_t *op)
@@ -158,149 +184,10 @@ uct_rc_varuna_op_cls_input(const uct_rc_varuna_op_t *op,
     cls->am_seq     = op->am_seq;
 }
 
-/*
- * Every record of the ring is taken by an operation not completed yet. Send
- * credits keep this from happening in steady state (each operation holds
- * one), but not right after a failover: an operation the failover settled
- * gives its credit back when its lane's flush comes, and keeps its record
- * until everything before it has completed (a READ read again, a message
- * sent again). New operations, admitted on those credits, then overwrote
- * records still pending (the review of 0aa6934, finding 1).
- */
-static UCS_F_ALWAYS_INLINE int
-uct_rc_varuna_ep_ring_full(const uct_rc_varuna_ep_t *ep)
-{
-    return (ep->tx.sn - ep->tx.done_sn) > ep->tx.ring_mask;
-}
 
-/* No record for another operation: the ring is full and cannot grow
- * (uct_rc_varuna_ep_ring_grow: at one record per credit, or no memory) */
-static UCS_F_ALWAYS_INLINE int
-uct_rc_varuna_ep_no_record(uct_rc_varuna_iface_t *iface,
-                           uct_rc_varuna_ep_t *ep)
-{
-    return uct_rc_varuna_ep_ring_full(ep) &&
-           (uct_rc_varuna_ep_ring_grow(iface, ep) != UCS_OK);
-}
-
-/*
- * Room for one more operation: its work request on the QP, a CQ entry for
- * it (every one completes, with an error, if the QP fails), and READ
- * credits (none left blocks everything, as in rc_verbs, so that nothing
- * overtakes a READ waiting in the pending queue). Its log write, when it
- * is to have one, needs one more of each: without them it goes unlogged
- * (uct_rc_varuna_ep_new_op_logs). One unit, as rc/base counts: its pending
- * queue takes a request only when rc/base sees no send resources, so an
- * operation refused with resources that rc/base counts as enough would be
- * retried forever.
- */
-static UCS_F_ALWAYS_INLINE ucs_status_t
-uct_rc_varuna_ep_check_res(uct_rc_varuna_iface_t *iface,
-                           uct_rc_varuna_ep_t *ep)
-{
-    ucs_assert(ep->super.flags & UCT_RC_EP_FLAG_CONNECTED);
-
-    /* near the end of the CQ credits (with room for an operation and its
-     * log write), completions must be asked for to get them back */
-    if (ucs_unlikely(iface->super.tx.cq_available <=
-                     (signed)iface->super.config.tx_moderation + 2)) {
-        if (iface->super.tx.cq_available < 1) {
-            UCS_STATS_UPDATE_COUNTER(iface->super.stats,
-                                     UCT_RC_IFACE_STAT_NO_CQE, 1);
-            return UCS_ERR_NO_RESOURCE;
-        }
-        /* signal the next one to get the credits back */
-        ep->super.txqp.unsignaled = RC_UNSIGNALED_INF;
-    }
-
-    if (ucs_unlikely((uct_rc_txqp_available(&ep->super.txqp) < 1) ||
-                     (iface->super.tx.reads_available <= 0) ||
-                     uct_rc_varuna_ep_no_record(iface, ep))) {
-        UCS_STATS_UPDATE_COUNTER(ep->super.super.stats, UCT_EP_STAT_NO_RES,
-                                 1);
-        return UCS_ERR_NO_RESOURCE;
-    }
-    return UCS_OK;
-}
-
-/* Flow control of active messages (rc/base): the window and the request
- * and grant bits that ride on the AM id. */
-static UCS_F_ALWAYS_INLINE ucs_status_t
-uct_rc_varuna_ep_check_fc(uct_rc_varuna_iface_t *iface,
-                          uct_rc_varuna_ep_t *ep, uint8_t *am_id_p)
-{
-    uct_rc_fc_t *fc = &ep->super.fc;
-
-    if (ucs_unlikely(fc->fc_wnd <= iface->super.config.fc_soft_thresh)) {
-        if (iface->super.config.fc_enabled) {
-            if (fc->fc_wnd <= 0) {
-                UCS_STATS_UPDATE_COUNTER(ep->super.super.stats,
-                                         UCT_EP_STAT_NO_RES, 1);
-                return UCS_ERR_NO_RESOURCE;
-            }
-            *am_id_p |= uct_rc_fc_req_moderation(fc, &iface->super);
-        } else {
-            fc->fc_wnd = INT16_MAX;
-        }
-    }
-    *am_id_p |= uct_rc_fc_get_fc_hdr(ep->super.flags);
-    return UCS_OK;
-}
-
-static UCS_F_ALWAYS_INLINE void
-uct_rc_varuna_ep_fc_sent(uct_rc_varuna_ep_t *ep)
-{
-    ep->super.flags &= ~UCT_RC_EP_FC_MASK;
-    ep->super.fc.fc_wnd--;
-}
-
-/* The record of the next operation; filled by the caller, then posted. */
-static UCS_F_ALWAYS_INLINE uct_rc_varuna_op_t *
-uct_rc_varuna_ep_op_start(uct_rc_varuna_ep_t *ep, uct_rc_varuna_op_type_t type,
-                          enum ibv_wr_opcode ib_opcode)
-{
-    uct_rc_varuna_op_t *op = uct_rc_varuna_ep_op(ep, ep->tx.sn + 1);
-
-    ucs_assertv(!uct_rc_varuna_ep_ring_full(ep), "ep %p: sn %" PRIu64
-                " would take the record of %" PRIu64 ", not completed", ep,
-                ep->tx.sn + 1, ep->tx.done_sn + 1);
-    op->sn         = ep->tx.sn + 1;
-    op->type       = type;
-    op->ib_opcode  = ib_opcode;
-    op->flags      = 0;
-    op->num_sge    = 0;
-    op->send_flags = 0;
-    op->length     = 0;
-    op->desc_len   = 0;
-    op->comp       = NULL;
-    op->flush_comp = NULL;
-    op->desc       = NULL;
-    return op;
-}
-
-/* Gather entries of user buffers; their memory handles give the keys on
- * both devices. Returns the total length. */
-static UCS_F_ALWAYS_INLINE size_t
-uct_rc_varuna_op_add_iov(uct_rc_varuna_op_t *op, const uct_iov_t *iov,
-                         size_t iovcnt)
-{
-    uct_rc_varuna_memh_t *memh;
-    uct_rc_varuna_sge_t *sge;
-    size_t i, total = 0;
-
-    for (i = 0; i < iovcnt; i++) {
-        if (iov[i].length == 0) {
-            continue;
-        }
-        memh          = iov[i].memh;
-        sge           = &op->sge[op->num_sge++];
-        sge->addr     = (uintptr_t)iov[i].buffer;
-        sge->length   = (uint32_t)iov[i].length;
-        sge->memh     = memh;
-        total        += iov[i].length;
-    }
-    return total;
-}
+/* ------------------------------------------------------------------------
+ * Posting: every work request goes to its QP here
+ * ------------------------------------------------------------------------ */
 
 /* The work request of an operation on a lane: where the data is (inline
  * copy, descriptor, user buffers), with the keys of the lane's device. */
@@ -538,82 +425,6 @@ uct_rc_varuna_op_taken(uct_rc_varuna_iface_t *iface, uct_rc_varuna_ep_t *ep,
         ep->tx.unsig_bytes += op->length;
     }
     uct_rc_txqp_posted(&ep->super.txqp, &iface->super, op->num_wr, signal);
-}
-
-/*
- * Post an operation with its log write (uct_rc_varuna_op_prepare) on a
- * lane, in one doorbell. Returns UCS_ERR_IO_ERROR when the QP refused the
- * operation's request (it is marked never sent) or its log write (the
- * request went, unlogged).
- */
-static UCS_F_ALWAYS_INLINE ucs_status_t
-uct_rc_varuna_ep_post_op(uct_rc_varuna_iface_t *iface, uct_rc_varuna_ep_t *ep,
-                         uct_rc_varuna_op_t *op, unsigned lane_index,
-                         int signal, int with_log)
-{
-    struct ibv_sge sge[UCT_IB_MAX_IOV + 1], log_sge;
-    struct ibv_send_wr wr[2], *refused;
-    uct_rc_varuna_post_pos_t pos;
-
-    uct_rc_varuna_post_pos_init(ep, lane_index, &pos);
-    signal  = uct_rc_varuna_op_prepare(iface, ep, op, lane_index, &pos,
-                                       signal, with_log, wr, sge, &log_sge);
-    refused = uct_rc_varuna_lane_post(iface, &ep->lane[lane_index], &wr[0],
-                                      (wr[0].opcode == IBV_WR_SEND_WITH_IMM) ?
-                                      uct_rc_ep_packet_dump : NULL);
-    if (ucs_unlikely(refused == &wr[0])) {
-        uct_rc_varuna_op_never_sent(op);
-        return UCS_ERR_IO_ERROR;
-    }
-
-    uct_rc_varuna_op_taken(iface, ep, op, signal, refused != NULL);
-    return (refused == NULL) ? UCS_OK : UCS_ERR_IO_ERROR;
-}
-
-/* A new operation writes the log when LOG_INTERVAL operations have gone
- * on the active lane since its last log write, and the send queue and the
- * CQ have room for the second work request (else the next one does: a log
- * write later proves as much). */
-static UCS_F_ALWAYS_INLINE int
-uct_rc_varuna_ep_new_op_logs(uct_rc_varuna_iface_t *iface,
-                             uct_rc_varuna_ep_t *ep, uint64_t sn)
-{
-    return iface->config.log_enable &&
-           ((sn - ep->lane[ep->active].log_sn) >=
-            iface->config.log_interval) &&
-           ucs_likely((uct_rc_txqp_available(&ep->super.txqp) >= 2) &&
-                      (iface->super.tx.cq_available >= 2));
-}
-
-/*
- * Post a new operation on the active lane and make its number taken. One
- * posted while everything before it has completed is signaled: a flush
- * right behind a lone operation (MPI_Win_flush after a put, shmem_quiet)
- * then waits for its completion instead of posting an empty WRITE of its
- * own, which took such a put and flush from two packets to four (rc_verbs
- * signals every short put). A stream of operations still signals one in
- * tx_moderation.
- */
-static UCS_F_ALWAYS_INLINE void
-uct_rc_varuna_ep_post_new(uct_rc_varuna_iface_t *iface, uct_rc_varuna_ep_t *ep,
-                          uct_rc_varuna_op_t *op, int signal)
-{
-    ucs_status_t status;
-
-    signal = signal || (ep->tx.done_sn == ep->tx.sn);
-
-    if (op->ib_opcode == IBV_WR_SEND_WITH_IMM) {
-        /* numbered when it surely goes out: a gap would stall the peer */
-        op->am_seq = ++ep->tx.am_seq;
-    }
-    status    = uct_rc_varuna_ep_post_op(iface, ep, op, ep->active, signal,
-                                         uct_rc_varuna_ep_new_op_logs(iface,
-                                                                      ep,
-                                                                      op->sn));
-    ep->tx.sn = op->sn;
-    if (ucs_unlikely(status != UCS_OK)) {
-        uct_rc_varuna_ep_post_refused(ep);
-    }
 }
 
 #endif
