@@ -338,7 +338,14 @@ ucs_status_t uct_rc_varuna_ep_connect_to_ep(uct_ep_h tl_ep,
                                             const uct_ep_addr_t *ep_addr);
 ucs_status_t uct_rc_varuna_ep_invalidate(uct_ep_h tl_ep, unsigned flags);
 void uct_rc_varuna_ep_vfs_populate(uct_rc_ep_t *rc_ep);
+ucs_status_t uct_rc_varuna_ep_pending_add(uct_ep_h tl_ep,
+                                          uct_pending_req_t *req,
+                                          unsigned flags);
+ucs_status_t uct_rc_varuna_ep_ring_grow(uct_rc_varuna_iface_t *iface,
+                                        uct_rc_varuna_ep_t *ep);
 
+
+/* rc_varuna_complete.c */
 /* completion of everything up to sn; called by the iface progress */
 void uct_rc_varuna_ep_complete(uct_rc_varuna_ep_t *ep, uint64_t sn);
 void uct_rc_varuna_ep_complete_settled(uct_rc_varuna_ep_t *ep);
@@ -351,11 +358,6 @@ void uct_rc_varuna_ep_fail_cancel(uct_rc_varuna_ep_t *ep);
 void uct_rc_varuna_ep_dead_complete(uct_rc_varuna_ep_t *ep);
 void uct_rc_varuna_ep_handle_failure(uct_rc_varuna_ep_t *ep, unsigned lane,
                                      struct ibv_wc *wc, ucs_status_t status);
-ucs_status_t uct_rc_varuna_ep_pending_add(uct_ep_h tl_ep,
-                                          uct_pending_req_t *req,
-                                          unsigned flags);
-ucs_status_t uct_rc_varuna_ep_ring_grow(uct_rc_varuna_iface_t *iface,
-                                        uct_rc_varuna_ep_t *ep);
 
 
 /* rc_varuna_lane.c */
