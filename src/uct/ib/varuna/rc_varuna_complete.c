@@ -329,7 +329,7 @@ void uct_rc_varuna_ep_fail(uct_rc_varuna_ep_t *ep, ucs_status_t ep_status)
         if ((ep->lane[side].qp != NULL) &&
             (ep->lane[side].state != UCT_RC_VARUNA_LANE_FAILED)) {
             uct_ib_modify_qp(ep->lane[side].qp, IBV_QPS_ERR);
-            ep->lane[side].state = UCT_RC_VARUNA_LANE_FAILED;
+            uct_rc_varuna_lane_set_state(ep, side, UCT_RC_VARUNA_LANE_FAILED);
         }
     }
 

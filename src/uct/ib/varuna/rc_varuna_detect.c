@@ -259,7 +259,7 @@ static void uct_rc_varuna_ep_fo_stalled(uct_rc_varuna_iface_t *iface,
              uct_rc_varuna_fo_state_str(ep->fo.state),
              ep->ctrl.inflight[lane],
              ucs_time_to_msec(now - ep->ctrl.progress));
-    uct_rc_varuna_lane_fence(&ep->lane[lane]);
+    uct_rc_varuna_lane_fence(ep, lane);
     uct_rc_varuna_ep_fail_later(ep, UCS_ERR_ENDPOINT_TIMEOUT);
 }
 

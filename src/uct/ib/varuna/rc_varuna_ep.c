@@ -1039,7 +1039,8 @@ ucs_status_t uct_rc_varuna_ep_connect_to_ep(uct_ep_h tl_ep,
     if (status != UCS_OK) {
         return status;
     }
-    ep->lane[UCT_RC_VARUNA_SIDE_PRIMARY].state = UCT_RC_VARUNA_LANE_ACTIVE;
+    uct_rc_varuna_lane_set_state(ep, UCT_RC_VARUNA_SIDE_PRIMARY,
+                                 UCT_RC_VARUNA_LANE_ACTIVE);
     ah_attr_primary = ah_attr;
     iface->fo.qp_connected++;
 
@@ -1089,7 +1090,8 @@ ucs_status_t uct_rc_varuna_ep_connect_to_ep(uct_ep_h tl_ep,
             uct_rc_varuna_ep_standby_later(ep, "the standby lane could not "
                                            "be connected");
         } else {
-            standby->state   = UCT_RC_VARUNA_LANE_STANDBY;
+            uct_rc_varuna_lane_set_state(ep, UCT_RC_VARUNA_SIDE_STANDBY,
+                                         UCT_RC_VARUNA_LANE_STANDBY);
             iface->fo.qp_connected++;
         }
     } else if (standby->qp != NULL) {
@@ -1116,7 +1118,7 @@ ucs_status_t uct_rc_varuna_ep_invalidate(uct_ep_h tl_ep, unsigned flags)
     }
     for (side = 0; side < UCT_RC_VARUNA_NUM_SIDES; side++) {
         if (ep->lane[side].state == UCT_RC_VARUNA_LANE_STANDBY) {
-            ep->lane[side].state = UCT_RC_VARUNA_LANE_FAILED;
+            uct_rc_varuna_lane_set_state(ep, side, UCT_RC_VARUNA_LANE_FAILED);
         }
     }
     return UCS_OK;

@@ -361,6 +361,8 @@ void uct_rc_varuna_ep_handle_failure(uct_rc_varuna_ep_t *ep, unsigned lane,
 
 
 /* rc_varuna_lane.c */
+void uct_rc_varuna_lane_set_state(uct_rc_varuna_ep_t *ep, unsigned side,
+                                  uct_rc_varuna_lane_state_t state);
 ucs_status_t uct_rc_varuna_lane_create(uct_rc_varuna_iface_t *iface,
                                        uct_rc_varuna_ep_t *ep, unsigned side);
 void uct_rc_varuna_lane_destroy(uct_rc_varuna_iface_t *iface,
@@ -384,6 +386,6 @@ const char *uct_rc_varuna_lane_str(uct_rc_varuna_iface_t *iface,
                                    unsigned side, char *buf, size_t max);
 const char *uct_rc_varuna_lane_state_str(uct_rc_varuna_lane_state_t state);
 int uct_rc_varuna_lane_rq_psn(uct_rc_varuna_lane_t *lane, uint32_t *psn_p);
-void uct_rc_varuna_lane_fence(uct_rc_varuna_lane_t *lane);
+void uct_rc_varuna_lane_fence(uct_rc_varuna_ep_t *ep, unsigned side);
 
 #endif

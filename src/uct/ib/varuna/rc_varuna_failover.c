@@ -169,7 +169,7 @@ void uct_rc_varuna_ep_failover(uct_rc_varuna_ep_t *ep, unsigned lane,
                      "moving to, is lost too (%s)", ep,
                      uct_rc_varuna_lane_str(iface, lane, from, sizeof(from)),
                      uct_rc_varuna_cause_str(cause));
-            uct_rc_varuna_lane_fence(failed);
+            uct_rc_varuna_lane_fence(ep, lane);
             uct_rc_varuna_ep_fail_later(ep, UCS_ERR_ENDPOINT_TIMEOUT);
             return;
         }
@@ -180,7 +180,7 @@ void uct_rc_varuna_ep_failover(uct_rc_varuna_ep_t *ep, unsigned lane,
             ucs_diag("rc_varuna: ep %p: standby lane %s lost (%s)", ep,
                      uct_rc_varuna_lane_str(iface, lane, from, sizeof(from)),
                      uct_rc_varuna_cause_str(cause));
-            uct_rc_varuna_lane_fence(failed);
+            uct_rc_varuna_lane_fence(ep, lane);
             uct_rc_varuna_ep_reprotect_list(ep);
         }
         return;
@@ -189,7 +189,7 @@ void uct_rc_varuna_ep_failover(uct_rc_varuna_ep_t *ep, unsigned lane,
     if (ep->fo.state != UCT_RC_VARUNA_FO_IDLE) {
         /* the lane we failed over to fails too: its completions take the
          * endpoint down (uct_rc_varuna_ep_handle_failure) */
-        uct_rc_varuna_lane_fence(failed);
+        uct_rc_varuna_lane_fence(ep, lane);
         return;
     }
 
@@ -203,7 +203,7 @@ void uct_rc_varuna_ep_failover(uct_rc_varuna_ep_t *ep, unsigned lane,
                  uct_rc_varuna_cause_str(cause),
                  uct_rc_varuna_lane_str(iface, other, to, sizeof(to)),
                  uct_rc_varuna_lane_state_str(ep->lane[other].state));
-        uct_rc_varuna_lane_fence(failed);
+        uct_rc_varuna_lane_fence(ep, lane);
         if ((ep->tx.sn == ep->tx.done_sn) &&
             !(ep->super.flags & UCT_RC_EP_FLAG_FLUSH_CANCEL)) {
             /* nothing flushed to carry it: an idle endpoint whose standby
@@ -245,7 +245,7 @@ void uct_rc_varuna_ep_failover(uct_rc_varuna_ep_t *ep, unsigned lane,
     /* fence: new operations wait (no send credits) */
     ep->fo.parked = uct_rc_txqp_available(&ep->super.txqp);
     uct_rc_txqp_available_set(&ep->super.txqp, 0);
-    uct_rc_varuna_lane_fence(failed);
+    uct_rc_varuna_lane_fence(ep, lane);
     uct_rc_varuna_ep_reprotect_unlist(ep);
     ucs_list_add_tail(&iface->fo.active, &ep->fo.list);
 
@@ -626,7 +626,7 @@ static void uct_rc_varuna_ep_promote(uct_rc_varuna_iface_t *iface,
 
     uct_rc_varuna_ep_fo_enter(ep, UCT_RC_VARUNA_FO_REPLAYING);
     ep->active             = (uint8_t)lane;
-    ep->lane[lane].state   = UCT_RC_VARUNA_LANE_ACTIVE;
+    uct_rc_varuna_lane_set_state(ep, lane, UCT_RC_VARUNA_LANE_ACTIVE);
     uct_rc_txqp_available_add(&ep->super.txqp, ep->fo.parked);
     ep->fo.parked          = 0;
 

@@ -49,6 +49,30 @@ static void uct_rc_varuna_qp_cleanup_forget(uct_rc_varuna_qp_cleanup_ctx_t *ctx)
  * Lanes
  * ------------------------------------------------------------------------ */
 
+/*
+ * The only place a lane's state changes (idle, active, standby, failed,
+ * reconnecting: uct_rc_varuna_lane_state_t), as uct_rc_varuna_ep_fo_enter()
+ * is for the failover's. The lane state is a state machine of its own,
+ * moved by the endpoint's connection, the failover, re-protection and the
+ * endpoint's end; each change is logged by name at debug level
+ * ("lane 1 failed -> reconnecting"). Setting the state a lane already has
+ * (fencing a lane that failed before) is not a transition and logs
+ * nothing.
+ */
+void uct_rc_varuna_lane_set_state(uct_rc_varuna_ep_t *ep, unsigned side,
+                                  uct_rc_varuna_lane_state_t state)
+{
+    uct_rc_varuna_lane_t *lane = &ep->lane[side];
+
+    if (lane->state != state) {
+        ucs_debug("rc_varuna: ep %p: lane %u %s -> %s", ep, side,
+                  uct_rc_varuna_lane_state_str(
+                          (uct_rc_varuna_lane_state_t)lane->state),
+                  uct_rc_varuna_lane_state_str(state));
+    }
+    lane->state = (uint8_t)state;
+}
+
 /* rc_varuna chooses the initial PSNs of its QPs (section 3.4); random ones
  * also exercise the 24-bit wrap. A new connection has no log write yet: one
  * of the old connection, which may have been lost with it, must not mark
@@ -192,7 +216,7 @@ ucs_status_t uct_rc_varuna_lane_reset(uct_rc_varuna_iface_t *iface,
     }
 
     uct_rc_varuna_lane_new_psn(lane);
-    lane->state = UCT_RC_VARUNA_LANE_RECONNECTING;
+    uct_rc_varuna_lane_set_state(ep, side, UCT_RC_VARUNA_LANE_RECONNECTING);
     return UCS_OK;
 }
 
@@ -244,7 +268,7 @@ ucs_status_t uct_rc_varuna_lane_create(uct_rc_varuna_iface_t *iface,
     }
 
     uct_rc_varuna_lane_new_psn(lane);
-    lane->state = UCT_RC_VARUNA_LANE_IDLE;
+    uct_rc_varuna_lane_set_state(ep, side, UCT_RC_VARUNA_LANE_IDLE);
     return UCS_OK;
 
 err_unregister:
@@ -493,12 +517,14 @@ int uct_rc_varuna_lane_rq_psn(uct_rc_varuna_lane_t *lane,
     return 1;
 }
 
-void uct_rc_varuna_lane_fence(uct_rc_varuna_lane_t *lane)
+void uct_rc_varuna_lane_fence(uct_rc_varuna_ep_t *ep, unsigned side)
 {
+    uct_rc_varuna_lane_t *lane = &ep->lane[side];
+
     if ((lane->qp != NULL) && (lane->state != UCT_RC_VARUNA_LANE_FAILED)) {
         uct_ib_modify_qp(lane->qp, IBV_QPS_ERR);
         lane->err_count++;
         lane->err_time = ucs_get_time();
     }
-    lane->state = UCT_RC_VARUNA_LANE_FAILED;
+    uct_rc_varuna_lane_set_state(ep, side, UCT_RC_VARUNA_LANE_FAILED);
 }

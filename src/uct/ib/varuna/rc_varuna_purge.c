@@ -183,7 +183,7 @@ ucs_status_t uct_rc_varuna_iface_derive_rx_token(uct_iface_h tl_iface,
     rx.magic = UCT_RC_VARUNA_RX_TOKEN_MAGIC;
     for (lane = 0; lane < UCT_RC_VARUNA_NUM_SIDES; lane++) {
         rx.qpn[lane] = tx.qpn[lane];
-        uct_rc_varuna_lane_fence(&ep->lane[lane]);
+        uct_rc_varuna_lane_fence(ep, lane);
         if ((ep->lane[lane].qp != NULL) &&
             uct_rc_varuna_lane_rq_psn(&ep->lane[lane], &rq_psn)) {
             rx.rq_psn[lane]  = rq_psn;

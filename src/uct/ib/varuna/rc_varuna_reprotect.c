@@ -100,7 +100,8 @@ void uct_rc_varuna_ep_standby_later(uct_rc_varuna_ep_t *ep, const char *why)
 {
     ucs_diag("rc_varuna: ep %p: %s, re-protection connects the standby lane "
              "later", ep, why);
-    ep->lane[UCT_RC_VARUNA_SIDE_STANDBY].state = UCT_RC_VARUNA_LANE_FAILED;
+    uct_rc_varuna_lane_set_state(ep, UCT_RC_VARUNA_SIDE_STANDBY,
+                                 UCT_RC_VARUNA_LANE_FAILED);
     uct_rc_varuna_ep_reprotect_list(ep);
 }
 
@@ -155,7 +156,7 @@ uct_rc_varuna_ep_reprotect_post_probe(uct_rc_varuna_iface_t *iface,
 
     ep->rp.probe_wait = 0;
     if (uct_rc_varuna_post_log_read(iface, ep, lane) != UCS_OK) {
-        ep->lane[lane].state = UCT_RC_VARUNA_LANE_FAILED;
+        uct_rc_varuna_lane_set_state(ep, lane, UCT_RC_VARUNA_LANE_FAILED);
         return UCS_ERR_IO_ERROR;
     }
     ep->rp.probing |= UCS_BIT(lane);
@@ -311,7 +312,7 @@ int uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
                      "within %.0f ms, asking again", ep, ep->rp.attempt,
                      lane, ep->rp.probe_wait ? "no room for the probe" :
                      "no answer", ucs_time_to_msec(now - ep->rp.sent));
-            ep->lane[lane].state = UCT_RC_VARUNA_LANE_FAILED;
+            uct_rc_varuna_lane_set_state(ep, lane, UCT_RC_VARUNA_LANE_FAILED);
         }
     }
 
@@ -366,7 +367,7 @@ static void uct_rc_varuna_ep_reprotect_done(uct_rc_varuna_iface_t *iface,
              (ep->rp.probes_failed > 0) ? ", out of quarantine" : "");
     uct_rc_varuna_ep_report_reprotected(iface, ep, buf, now, up);
 
-    ep->lane[lane].state = UCT_RC_VARUNA_LANE_STANDBY;
+    uct_rc_varuna_lane_set_state(ep, lane, UCT_RC_VARUNA_LANE_STANDBY);
     ep->rp.backoff       = 0;
     ep->rp.probe_wait    = 0;
     ep->rp.unprotected   = 0;
@@ -399,7 +400,7 @@ uct_rc_varuna_ep_reprotect_connect(uct_rc_varuna_iface_t *iface,
                                         peer_psn, &ep->peer.ah[lane],
                                         ep->peer.path_mtu);
     if (status != UCS_OK) {
-        ep->lane[lane].state = UCT_RC_VARUNA_LANE_FAILED;
+        uct_rc_varuna_lane_set_state(ep, lane, UCT_RC_VARUNA_LANE_FAILED);
         return status;
     }
 
@@ -442,7 +443,7 @@ void uct_rc_varuna_ep_reprotect_probe_failed(uct_rc_varuna_iface_t *iface,
     ucs_time_t wait;
     char name[64];
 
-    uct_rc_varuna_lane_fence(&ep->lane[lane]);
+    uct_rc_varuna_lane_fence(ep, lane);
     uct_rc_varuna_ep_reprotect_list(ep);
     if (!uct_rc_varuna_ep_lane_port_up(iface, lane)) {
         return; /* the port event brings it back */
@@ -616,7 +617,7 @@ void uct_rc_varuna_ep_reprotect_recv_ask(uct_rc_varuna_iface_t *iface,
          * nothing: fail it, and re-protect it as after a failover */
         ucs_diag("rc_varuna: ep %p: the peer's side of standby lane %u "
                  "is not connected: re-protecting it", ep, about);
-        uct_rc_varuna_lane_fence(&ep->lane[about]);
+        uct_rc_varuna_lane_fence(ep, about);
         uct_rc_varuna_ep_reprotect_list(ep);
     }
 }
@@ -630,7 +631,7 @@ void uct_rc_varuna_ep_reprotect_recv_nack(uct_rc_varuna_iface_t *iface,
 
     if ((about == ep->rp.lane) && (msg->attempt == ep->rp.attempt) &&
         (ep->lane[about].state == UCT_RC_VARUNA_LANE_RECONNECTING)) {
-        ep->lane[about].state = UCT_RC_VARUNA_LANE_FAILED;
+        uct_rc_varuna_lane_set_state(ep, about, UCT_RC_VARUNA_LANE_FAILED);
         /* the first refusal is most often the peer not having seen
          * its port come back yet: ask again soon, then less and less
          * often, up to REPROTECT_TIMEOUT */
