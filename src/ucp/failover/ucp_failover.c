@@ -372,25 +372,36 @@ typedef struct ucp_failover {
     char                    *report;      /* UCX_UCP_FAILOVER_REPORT */
 } ucp_failover_t;
 
-/* The remote keys of endpoints that may move a lane to another memory
- * domain: the unpacked key -> its endpoint */
-KHASH_MAP_INIT_INT64(ucp_failover_rkeys, ucp_ep_h);
-
 /* Failovers under way or done, of every worker of the process (there are
  * few: one per failed lane) */
 static UCS_LIST_HEAD(ucp_failover_list);
-static ucs_spinlock_t ucp_failover_lock;  /* the list and the keys */
+static ucs_spinlock_t ucp_failover_lock;  /* the list */
 static uint32_t ucp_failover_seq;
-static khash_t(ucp_failover_rkeys) ucp_failover_rkeys;
 
 UCS_STATIC_INIT {
     ucs_spinlock_init(&ucp_failover_lock, 0);
+}
+
+UCS_STATIC_CLEANUP {
+    ucs_spinlock_destroy(&ucp_failover_lock);
+}
+
+/* The remote keys of endpoints that may move a lane to another memory
+ * domain: the unpacked key -> its endpoint. Their own lock: nothing holds
+ * it and the list's together. */
+KHASH_MAP_INIT_INT64(ucp_failover_rkeys, ucp_ep_h);
+
+static khash_t(ucp_failover_rkeys) ucp_failover_rkeys;
+static ucs_spinlock_t ucp_failover_rkeys_lock;
+
+UCS_STATIC_INIT {
+    ucs_spinlock_init(&ucp_failover_rkeys_lock, 0);
     kh_init_inplace(ucp_failover_rkeys, &ucp_failover_rkeys);
 }
 
 UCS_STATIC_CLEANUP {
     kh_destroy_inplace(ucp_failover_rkeys, &ucp_failover_rkeys);
-    ucs_spinlock_destroy(&ucp_failover_lock);
+    ucs_spinlock_destroy(&ucp_failover_rkeys_lock);
 }
 
 
@@ -722,26 +733,26 @@ void ucp_failover_rkey_unpacked(ucp_ep_h ep, ucp_rkey_h rkey)
         return;
     }
 
-    ucs_spin_lock(&ucp_failover_lock);
+    ucs_spin_lock(&ucp_failover_rkeys_lock);
     iter = kh_put(ucp_failover_rkeys, &ucp_failover_rkeys, (uintptr_t)rkey,
                   &ret);
     if (ret >= 0) {
         kh_value(&ucp_failover_rkeys, iter) = ep;
         rkey->flags                        |= UCP_RKEY_DESC_FLAG_FAILOVER;
     }
-    ucs_spin_unlock(&ucp_failover_lock);
+    ucs_spin_unlock(&ucp_failover_rkeys_lock);
 }
 
 void ucp_failover_rkey_destroyed(ucp_rkey_h rkey)
 {
     khiter_t iter;
 
-    ucs_spin_lock(&ucp_failover_lock);
+    ucs_spin_lock(&ucp_failover_rkeys_lock);
     iter = kh_get(ucp_failover_rkeys, &ucp_failover_rkeys, (uintptr_t)rkey);
     if (iter != kh_end(&ucp_failover_rkeys)) {
         kh_del(ucp_failover_rkeys, &ucp_failover_rkeys, iter);
     }
-    ucs_spin_unlock(&ucp_failover_lock);
+    ucs_spin_unlock(&ucp_failover_rkeys_lock);
 }
 
 /* The key of remote key rkey for the peer's memory domain md; 0 if none */
@@ -755,8 +766,8 @@ static int ucp_failover_rkey_of(ucp_rkey_h rkey, ucp_md_index_t md,
     return 1;
 }
 
-/* Called with the lock held: the entry at iter is a key of fo's endpoint
- * whose key for the failed lane is from */
+/* Called with ucp_failover_rkeys_lock held: the entry at iter is a key of
+ * fo's endpoint whose key for the failed lane is from */
 static int ucp_failover_rkey_matches(ucp_failover_t *fo, khiter_t iter,
                                      uct_rkey_t from)
 {
@@ -778,7 +789,7 @@ static ucs_status_t ucp_failover_xlate_rkey(ucp_failover_t *fo,
     ucp_rkey_h rkey;
     khiter_t iter;
 
-    ucs_spin_lock(&ucp_failover_lock);
+    ucs_spin_lock(&ucp_failover_rkeys_lock);
     /* the same key as last time, mostly, if that is still registered */
     if ((fo->last_rkey.rkey != NULL) && (fo->last_rkey.from == from)) {
         iter = kh_get(ucp_failover_rkeys, &ucp_failover_rkeys,
@@ -810,7 +821,7 @@ static ucs_status_t ucp_failover_xlate_rkey(ucp_failover_t *fo,
     }
 
 out:
-    ucs_spin_unlock(&ucp_failover_lock);
+    ucs_spin_unlock(&ucp_failover_rkeys_lock);
     if (status == UCS_OK) {
         ++fo->keys_translated;
     } else {
