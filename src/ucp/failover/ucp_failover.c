@@ -347,14 +347,11 @@ static int ucp_failover_can_move(ucp_ep_h ep, ucp_lane_index_t lane,
 int ucp_failover_spare_lane(ucp_worker_h worker, ucp_rsc_index_t rsc_index)
 {
     ucp_failover_config_t config;
-    int spare;
 
     ucp_failover_config(&config);
-    spare = config.enable && config.spare_lane &&
-            (ucp_worker_iface(worker, rsc_index)->attr.cap.flags &
-             UCT_IFACE_FLAG_EP_OUTSTANDING_PURGE);
-    ucs_config_parser_release_opts(&config, ucp_failover_config_table);
-    return spare;
+    return config.enable && config.spare_lane &&
+           (ucp_worker_iface(worker, rsc_index)->attr.cap.flags &
+            UCT_IFACE_FLAG_EP_OUTSTANDING_PURGE);
 }
 
 ucs_status_t ucp_failover_lane_failed(ucp_ep_h ep, ucp_lane_index_t lane,
@@ -370,7 +367,7 @@ ucs_status_t ucp_failover_lane_failed(ucp_ep_h ep, ucp_lane_index_t lane,
 
     ucp_failover_config(&config);
     if (!config.enable || !ucp_failover_can_move(ep, lane, uct_ep)) {
-        goto out_release_config;
+        return status;
     }
 
     sub_lane = ucp_failover_substitute(ep, lane);
@@ -378,12 +375,12 @@ ucs_status_t ucp_failover_lane_failed(ucp_ep_h ep, ucp_lane_index_t lane,
         ucs_diag("ep %p: lane %u failed (%s), no other lane to the peer "
                  "with the same transport", ep, lane,
                  ucs_status_string(status));
-        goto out_release_config;
+        return status;
     }
 
     fo = ucs_calloc(1, sizeof(*fo), "ucp_failover");
     if (fo == NULL) {
-        goto out_release_config;
+        return status;
     }
 
     memset(&attr, 0, sizeof(attr));
@@ -397,11 +394,8 @@ ucs_status_t ucp_failover_lane_failed(ucp_ep_h ep, ucp_lane_index_t lane,
         goto out_free;
     }
 
-    if (config.report[0] != '\0') {
-        fo->report = ucs_strdup(config.report, "ucp_failover_report");
-        if (fo->report == NULL) {
-            goto out_free;
-        }
+    if (ucp_failover_config_report(&fo->report) != UCS_OK) {
+        goto out_free;
     }
 
     fo->hold_iface.ops  = ucp_failover_hold_ops;
@@ -435,7 +429,6 @@ ucs_status_t ucp_failover_lane_failed(ucp_ep_h ep, ucp_lane_index_t lane,
                           UCP_FAILOVER_REBUILD_OFF : UCP_FAILOVER_REBUILD_IDLE;
     ucs_queue_head_init(&fo->held);
     ucs_queue_head_init(&fo->replay);
-    ucs_config_parser_release_opts(&config, ucp_failover_config_table);
 
     ucs_spin_lock(&ucp_failover_lock);
     fo->seq    = ++ucp_failover_seq;
@@ -460,8 +453,6 @@ ucs_status_t ucp_failover_lane_failed(ucp_ep_h ep, ucp_lane_index_t lane,
 out_free:
     ucs_free(fo->report);
     ucs_free(fo);
-out_release_config:
-    ucs_config_parser_release_opts(&config, ucp_failover_config_table);
     return status;
 }
 

@@ -10,13 +10,16 @@
 
 #include "ucp_failover_int.h"
 
+#include <ucs/config/parser.h>
 #include <ucs/debug/log.h>
+#include <ucs/debug/memtrack_int.h>
 #include <ucs/sys/string.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -26,9 +29,22 @@
  * 7; docs/rc_varuna.7.md): its table, in UCX's global list so that ucx_info
  * lists it, read and checked. A value that cannot be parsed or is out of
  * range turns the lane failover off, with one error.
+ *
+ * Parsed when libucp loads, and again only when one of the variables has
+ * changed since: every use (each failure, each answer to a peer, each lane
+ * UCP selects for memory access, patch 0010) used to parse them all again.
+ * Not fixed at UCP context creation: a process may set a variable between
+ * two failures (the gtest cases do), and it applies from the next use, as
+ * it did when every use parsed.
  */
 
-ucs_config_field_t ucp_failover_config_table[] = {
+/* What the table fills in: the settings, and the report file */
+typedef struct {
+    ucp_failover_config_t super;
+    char                  *report;
+} ucp_failover_opts_t;
+
+static ucs_config_field_t ucp_failover_config_table[] = {
   {"ENABLE", "y",
    "Move the traffic of a lane whose transport endpoint failed to another\n"
    "lane to the same peer with the same transport (on the same memory domain\n"
@@ -36,7 +52,7 @@ ucs_config_field_t ucp_failover_config_table[] = {
    "resending only what the transport says never executed (transports with\n"
    "UCT_IFACE_FLAG_EP_OUTSTANDING_PURGE), in any error handling mode.\n"
    "n: the endpoint fails, as without it.",
-   ucs_offsetof(ucp_failover_config_t, enable), UCS_CONFIG_TYPE_BOOL},
+   ucs_offsetof(ucp_failover_opts_t, super.enable), UCS_CONFIG_TYPE_BOOL},
 
   {"SPARE_LANE", "y",
    "When UCP selects a lane for remote memory access or atomics on such a\n"
@@ -45,11 +61,11 @@ ucs_config_field_t ucp_failover_config_table[] = {
    "paths of the lane fail, for endpoints that would otherwise have one lane\n"
    "(RMA-only programs, OpenSHMEM, MPI one-sided). It costs that lane's\n"
    "connection (for rc_varuna two QPs) per endpoint. n: no spare lane.",
-   ucs_offsetof(ucp_failover_config_t, spare_lane), UCS_CONFIG_TYPE_BOOL},
+   ucs_offsetof(ucp_failover_opts_t, super.spare_lane), UCS_CONFIG_TYPE_BOOL},
 
   {"TIMEOUT", "2s",
    "How long a failover waits for the peer's answer; then the endpoint fails.",
-   ucs_offsetof(ucp_failover_config_t, timeout), UCS_CONFIG_TYPE_TIME},
+   ucs_offsetof(ucp_failover_opts_t, super.timeout), UCS_CONFIG_TYPE_TIME},
 
   {"REBUILD_INTERVAL", "1s",
    "After a lane's traffic moved to another lane, how often to try to connect\n"
@@ -59,17 +75,34 @@ ucs_config_field_t ucp_failover_config_table[] = {
    "works, the lane takes its traffic back, and is there for the next\n"
    "failure of the other lane. 0: never (the next failure of the other lane\n"
    "ends the endpoint).",
-   ucs_offsetof(ucp_failover_config_t, rebuild_interval), UCS_CONFIG_TYPE_TIME},
+   ucs_offsetof(ucp_failover_opts_t, super.rebuild_interval),
+   UCS_CONFIG_TYPE_TIME},
 
   {"REPORT", "",
    "Append one JSON line per lane failover to this file (empty: none).",
-   ucs_offsetof(ucp_failover_config_t, report), UCS_CONFIG_TYPE_STRING},
+   ucs_offsetof(ucp_failover_opts_t, report), UCS_CONFIG_TYPE_STRING},
 
   {NULL}
 };
 
+#define UCP_FAILOVER_CONFIG_PREFIX "UCP_FAILOVER_"
+#define UCP_FAILOVER_CONFIG_NUM_VARS \
+    (ucs_static_array_size(ucp_failover_config_table) - 1)
+
 UCS_CONFIG_DECLARE_TABLE(ucp_failover_config_table, "UCP lane failover",
-                         "UCP_FAILOVER_", ucp_failover_config_t)
+                         UCP_FAILOVER_CONFIG_PREFIX, ucp_failover_opts_t)
+
+/* The settings as parsed last, and the values of the variables they were
+ * parsed from (NULL: unset, or no memory to keep the value, which makes
+ * the next use parse again) */
+static struct {
+    pthread_mutex_t     lock;
+    int                 parsed;
+    ucp_failover_opts_t opts;
+    char                *env[UCP_FAILOVER_CONFIG_NUM_VARS];
+} ucp_failover_config_cache = {
+    .lock = PTHREAD_MUTEX_INITIALIZER
+};
 
 /* UCX_UCP_FAILOVER_TIMEOUT's range: a failover holds the lane's traffic
  * that long at the most */
@@ -82,7 +115,8 @@ UCS_CONFIG_DECLARE_TABLE(ucp_failover_config_table, "UCP lane failover",
 /* 0 if the report file cannot be opened for appending (errno says why).
  * Tried when the process loads libucp, so that a wrong path is an error
  * then and not a warning at the first lane failover; again only when the
- * path changes (the configuration is read for every new lane too). */
+ * path changes (the configuration is parsed again when a variable
+ * changes). */
 static int ucp_failover_report_writable(const char *path)
 {
     static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -107,23 +141,24 @@ static int ucp_failover_report_writable(const char *path)
     return writable;
 }
 
-/* Read at each failure (rare): a process may change it between two.
- * Released with ucs_config_parser_release_opts(). A value that cannot be
+/* Released with ucs_config_parser_release_opts(). A value that cannot be
  * parsed or is out of range, or a report file that cannot be written,
  * turns the lane failover off (the endpoint fails as without it) and says
  * so, once per process. */
-void ucp_failover_config(ucp_failover_config_t *config)
+static void ucp_failover_config_parse(ucp_failover_opts_t *opts)
 {
+    ucp_failover_config_t *config = &opts->super;
     static int said;
 
-    if (ucs_config_parser_fill_opts(config, ucp_failover_config_table,
-                                    UCS_DEFAULT_ENV_PREFIX, "UCP_FAILOVER_",
+    if (ucs_config_parser_fill_opts(opts, ucp_failover_config_table,
+                                    UCS_DEFAULT_ENV_PREFIX,
+                                    UCP_FAILOVER_CONFIG_PREFIX,
                                     0) != UCS_OK) {
         if (!said++) {
             ucs_error("UCP lane failover: a UCX_UCP_FAILOVER_* value cannot "
                       "be parsed (above): the lane failover is off");
         }
-        ucs_config_parser_set_default_values(config,
+        ucs_config_parser_set_default_values(opts,
                                              ucp_failover_config_table);
         config->enable = 0;
     } else if ((config->timeout < UCP_FAILOVER_TIMEOUT_MIN) ||
@@ -144,14 +179,113 @@ void ucp_failover_config(ucp_failover_config_t *config)
                       UCP_FAILOVER_REBUILD_MAX);
         }
         config->enable = 0;
-    } else if (!ucp_failover_report_writable(config->report)) {
+    } else if (!ucp_failover_report_writable(opts->report)) {
         if (!said++) {
             ucs_error("UCX_UCP_FAILOVER_REPORT=%s cannot be written (%s): "
-                      "the lane failover is off", config->report,
+                      "the lane failover is off", opts->report,
                       strerror(errno));
         }
         config->enable = 0;
     }
+}
+
+/* The value of the variable of the table's field i; NULL if it is unset */
+static const char *ucp_failover_config_getenv(size_t i)
+{
+    char name[128];
+
+    ucs_snprintf_zero(name, sizeof(name), "%s%s%s", UCS_DEFAULT_ENV_PREFIX,
+                      UCP_FAILOVER_CONFIG_PREFIX,
+                      ucp_failover_config_table[i].name);
+    return getenv(name);
+}
+
+/* The variables have the values the cache was parsed from (UCX reads its
+ * configuration files once per process: only the environment changes) */
+static int ucp_failover_config_env_same(void)
+{
+    const char *value, *kept;
+    size_t i;
+
+    for (i = 0; i < UCP_FAILOVER_CONFIG_NUM_VARS; ++i) {
+        value = ucp_failover_config_getenv(i);
+        kept  = ucp_failover_config_cache.env[i];
+        if ((value == NULL) ? (kept != NULL) :
+                              ((kept == NULL) || (strcmp(value, kept) != 0))) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void ucp_failover_config_env_release(void)
+{
+    size_t i;
+
+    for (i = 0; i < UCP_FAILOVER_CONFIG_NUM_VARS; ++i) {
+        ucs_free(ucp_failover_config_cache.env[i]);
+        ucp_failover_config_cache.env[i] = NULL;
+    }
+}
+
+static void ucp_failover_config_env_keep(void)
+{
+    const char *value;
+    size_t i;
+
+    for (i = 0; i < UCP_FAILOVER_CONFIG_NUM_VARS; ++i) {
+        value = ucp_failover_config_getenv(i);
+        ucp_failover_config_cache.env[i] = (value == NULL) ? NULL :
+                                           ucs_strdup(value,
+                                                      "ucp_failover_env");
+    }
+}
+
+/* Called with the cache's lock held: the cache holds the settings of the
+ * variables as they are now */
+static void ucp_failover_config_update(void)
+{
+    if (ucp_failover_config_cache.parsed) {
+        if (ucp_failover_config_env_same()) {
+            return;
+        }
+        ucs_config_parser_release_opts(&ucp_failover_config_cache.opts,
+                                       ucp_failover_config_table);
+        ucp_failover_config_env_release();
+    }
+    /* the values first: one set meanwhile differs from them, and the next
+     * use parses again */
+    ucp_failover_config_env_keep();
+    ucp_failover_config_parse(&ucp_failover_config_cache.opts);
+    ucp_failover_config_cache.parsed = 1;
+}
+
+void ucp_failover_config(ucp_failover_config_t *config)
+{
+    pthread_mutex_lock(&ucp_failover_config_cache.lock);
+    ucp_failover_config_update();
+    *config = ucp_failover_config_cache.opts.super;
+    pthread_mutex_unlock(&ucp_failover_config_cache.lock);
+}
+
+ucs_status_t ucp_failover_config_report(char **path_p)
+{
+    ucs_status_t status = UCS_OK;
+    const char *report;
+
+    pthread_mutex_lock(&ucp_failover_config_cache.lock);
+    ucp_failover_config_update();
+    report = ucp_failover_config_cache.opts.report;
+    if (report[0] == '\0') {
+        *path_p = NULL;
+    } else {
+        *path_p = ucs_strdup(report, "ucp_failover_report");
+        if (*path_p == NULL) {
+            status = UCS_ERR_NO_MEMORY;
+        }
+    }
+    pthread_mutex_unlock(&ucp_failover_config_cache.lock);
+    return status;
 }
 
 UCS_STATIC_INIT {
@@ -160,25 +294,27 @@ UCS_STATIC_INIT {
     UCS_CONFIG_ADD_TABLE(ucp_failover_config_table, &ucs_config_global_list);
     /* read once now, too: UCX counts a variable as used when it is read,
      * and warns about unused ones when the first worker is created, long
-     * before any failure reads them */
+     * before any failure reads them; and a bad value is an error when the
+     * program starts */
     ucp_failover_config(&config);
-    ucs_config_parser_release_opts(&config, ucp_failover_config_table);
 }
 
 UCS_STATIC_CLEANUP {
+    if (ucp_failover_config_cache.parsed) {
+        ucs_config_parser_release_opts(&ucp_failover_config_cache.opts,
+                                       ucp_failover_config_table);
+        ucp_failover_config_env_release();
+    }
     ucs_list_del(&ucp_failover_config_table_config_entry.list);
 }
 
 double ucp_failover_timeout(void)
 {
     ucp_failover_config_t config;
-    double timeout;
 
     ucp_failover_config(&config);
     /* one out of range turned the failover off; the peer's queries are
      * still answered, within a time that makes sense */
-    timeout = ucs_min(ucs_max(config.timeout, UCP_FAILOVER_TIMEOUT_MIN),
-                      UCP_FAILOVER_TIMEOUT_MAX);
-    ucs_config_parser_release_opts(&config, ucp_failover_config_table);
-    return timeout;
+    return ucs_min(ucs_max(config.timeout, UCP_FAILOVER_TIMEOUT_MIN),
+                   UCP_FAILOVER_TIMEOUT_MAX);
 }

@@ -12,7 +12,6 @@
 #include <ucp/core/ucp_types.h>
 #include <uct/api/uct.h>
 #include <uct/api/v2/uct_v2.h>
-#include <ucs/config/parser.h>
 #include <ucs/datastruct/list.h>
 #include <ucs/datastruct/queue_types.h>
 #include <ucs/time/time_def.h>
@@ -40,14 +39,12 @@
  */
 
 
-/* Configuration (ucp_failover_config.c) */
-
+/* The settings, UCX_UCP_FAILOVER_* (ucp_failover_config.c) */
 typedef struct {
-    int    enable;
+    int    enable;            /* 0 also when a value is bad */
     int    spare_lane;
-    double timeout;
-    double rebuild_interval;
-    char   *report;
+    double timeout;           /* seconds, as set */
+    double rebuild_interval;  /* seconds; 0: never */
 } ucp_failover_config_t;
 
 
@@ -226,9 +223,9 @@ ucp_failover_t *ucp_failover_find(ucp_ep_h ep, uint32_t seq);
 ucp_failover_t *
 ucp_failover_find_lane(ucp_ep_h ep, const ucp_failover_rebuild_msg_t *rb);
 
-/* ucp_failover_config.c: UCX_UCP_FAILOVER_* */
-extern ucs_config_field_t ucp_failover_config_table[];
+/* ucp_failover_config.c: UCX_UCP_FAILOVER_*, parsed when they change */
 void ucp_failover_config(ucp_failover_config_t *config);
+ucs_status_t ucp_failover_config_report(char **path_p);
 double ucp_failover_timeout(void);
 
 /* ucp_failover_hold.c: the hold endpoint */
