@@ -303,13 +303,6 @@ uct_ep_h ucp_failover_sub_ep(ucp_failover_t *fo)
 }
 
 /* The operations below: translate, then post on the other lane */
-#define UCP_FAILOVER_XLATE_RKEY(_fo, _rkey, _to) \
-    { \
-        ucs_status_t _status = ucp_failover_xlate_rkey(_fo, _rkey, &(_to)); \
-        if (_status != UCS_OK) { \
-            return _status; \
-        } \
-    }
 
 static ucs_status_t ucp_failover_xlate_put_short(uct_ep_h ep,
                                                  const void *buffer,
@@ -318,9 +311,13 @@ static ucs_status_t ucp_failover_xlate_put_short(uct_ep_h ep,
                                                  uct_rkey_t rkey)
 {
     ucp_failover_t *fo = ucp_failover_of_xlate(ep);
+    ucs_status_t status;
     uct_rkey_t to;
 
-    UCP_FAILOVER_XLATE_RKEY(fo, rkey, to);
+    status = ucp_failover_xlate_rkey(fo, rkey, &to);
+    if (status != UCS_OK) {
+        return status;
+    }
     return uct_ep_put_short(ucp_failover_sub_ep(fo), buffer, length,
                             remote_addr, to);
 }
@@ -331,9 +328,13 @@ static ssize_t ucp_failover_xlate_put_bcopy(uct_ep_h ep,
                                             uct_rkey_t rkey)
 {
     ucp_failover_t *fo = ucp_failover_of_xlate(ep);
+    ucs_status_t status;
     uct_rkey_t to;
 
-    UCP_FAILOVER_XLATE_RKEY(fo, rkey, to);
+    status = ucp_failover_xlate_rkey(fo, rkey, &to);
+    if (status != UCS_OK) {
+        return status;
+    }
     return uct_ep_put_bcopy(ucp_failover_sub_ep(fo), pack_cb, arg,
                             remote_addr, to);
 }
@@ -350,7 +351,10 @@ ucp_failover_xlate_rma_zcopy(uct_ep_h ep, uct_ep_put_zcopy_func_t post,
     ucs_status_t status;
     uct_rkey_t to;
 
-    UCP_FAILOVER_XLATE_RKEY(fo, rkey, to);
+    status = ucp_failover_xlate_rkey(fo, rkey, &to);
+    if (status != UCS_OK) {
+        return status;
+    }
     status = ucp_failover_zcopy_start(fo, iov, iovcnt, comp, &zc);
     if (status != UCS_OK) {
         return status;
@@ -382,9 +386,13 @@ static ucs_status_t ucp_failover_xlate_get_bcopy(uct_ep_h ep,
                                                  uct_completion_t *comp)
 {
     ucp_failover_t *fo = ucp_failover_of_xlate(ep);
+    ucs_status_t status;
     uct_rkey_t to;
 
-    UCP_FAILOVER_XLATE_RKEY(fo, rkey, to);
+    status = ucp_failover_xlate_rkey(fo, rkey, &to);
+    if (status != UCS_OK) {
+        return status;
+    }
     return uct_ep_get_bcopy(ucp_failover_sub_ep(fo), unpack_cb, arg, length,
                             remote_addr, to, comp);
 }
@@ -457,9 +465,13 @@ static ucs_status_t ucp_failover_xlate_am_zcopy(uct_ep_h ep, uint8_t id,
             uct_completion_t *comp) \
     { \
         ucp_failover_t *fo = ucp_failover_of_xlate(ep); \
+        ucs_status_t status; \
         uct_rkey_t to; \
         \
-        UCP_FAILOVER_XLATE_RKEY(fo, rkey, to); \
+        status = ucp_failover_xlate_rkey(fo, rkey, &to); \
+        if (status != UCS_OK) { \
+            return status; \
+        } \
         return uct_ep_atomic_cswap##_bits(ucp_failover_sub_ep(fo), compare, \
                                           swap, remote_addr, to, result, \
                                           comp); \
@@ -470,9 +482,13 @@ static ucs_status_t ucp_failover_xlate_am_zcopy(uct_ep_h ep, uint8_t id,
             uint64_t remote_addr, uct_rkey_t rkey) \
     { \
         ucp_failover_t *fo = ucp_failover_of_xlate(ep); \
+        ucs_status_t status; \
         uct_rkey_t to; \
         \
-        UCP_FAILOVER_XLATE_RKEY(fo, rkey, to); \
+        status = ucp_failover_xlate_rkey(fo, rkey, &to); \
+        if (status != UCS_OK) { \
+            return status; \
+        } \
         return uct_ep_atomic##_bits##_post(ucp_failover_sub_ep(fo), opcode, \
                                            value, remote_addr, to); \
     } \
@@ -483,9 +499,13 @@ static ucs_status_t ucp_failover_xlate_am_zcopy(uct_ep_h ep, uint8_t id,
             uct_completion_t *comp) \
     { \
         ucp_failover_t *fo = ucp_failover_of_xlate(ep); \
+        ucs_status_t status; \
         uct_rkey_t to; \
         \
-        UCP_FAILOVER_XLATE_RKEY(fo, rkey, to); \
+        status = ucp_failover_xlate_rkey(fo, rkey, &to); \
+        if (status != UCS_OK) { \
+            return status; \
+        } \
         return uct_ep_atomic##_bits##_fetch(ucp_failover_sub_ep(fo), opcode, \
                                             value, result, remote_addr, to, \
                                             comp); \
