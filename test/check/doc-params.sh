@@ -33,11 +33,10 @@
 
 set -uo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/../.." && pwd)
-prefix=${RC_VARUNA_PREFIX:-$root/build/prefix}
+. "$(dirname "${BASH_SOURCE[0]}")/../../contrib/common.sh"
+prefix=$RC_VARUNA_PREFIX
 ucx_info=$prefix/bin/ucx_info
-doc=$root/docs/rc_varuna.7.md
+doc=$RC_VARUNA_ROOT/docs/rc_varuna.7.md
 names='UCX_(RC_VARUNA|UCP_FAILOVER)_[A-Z0-9_]*[A-Z0-9]'
 
 if [[ ! -x $ucx_info ]]; then
@@ -62,8 +61,8 @@ documented=$(awk '/^## /{ in_params = ($0 ~ /^## RUNTIME PARAMETERS/) }
                   in_params && /^\| / { print $2 }' "$doc" |
              tr -d '`*' | grep -E "^$names$" | sort -u)
 
-mentioned=$(cat "$root/README.md" "$root"/CONTRIBUTING.md \
-                "$root"/docs/*.md 2>/dev/null |
+mentioned=$(cd "$RC_VARUNA_ROOT" &&
+            cat README.md CONTRIBUTING.md docs/*.md 2>/dev/null |
             grep -oE "\b$names\b" | sort -u)
 
 status=0

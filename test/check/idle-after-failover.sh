@@ -18,14 +18,13 @@
 
 set -uo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/../.." && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/../../contrib/common.sh"
 secs=${IDLE_SECS:-10}
 max=${IDLE_MAX_CPU:-1}
-log=$root/build/logs/demo/varuna-client.log
+log=$RC_VARUNA_LOGS/demo/varuna-client.log
 
 VARUNA_DEMO_WAKEUP=100 VARUNA_DEMO_IDLE=$secs \
-    bash "$root/contrib/demo" --loop varuna 1 20000
+    bash "$RC_VARUNA_ROOT/contrib/demo" --loop varuna 1 20000
 status=$?
 line=$(grep -h '^client: idle' "$log" 2>/dev/null)
 if [[ -z $line ]]; then

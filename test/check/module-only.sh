@@ -14,8 +14,7 @@
 
 set -uo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/../.." && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/../../contrib/common.sh"
 
 skip()
 {
@@ -29,4 +28,4 @@ version=$(dpkg-query -W -f '${Version}' libucx0 2>/dev/null) || version=
 [[ $version == *+varuna* ]] &&
     skip "libucx0 $version is ours (contrib/debian-build): the module alone" \
          "is for Debian's"
-exec bash "$root/test/packages/check.sh" --module
+exec bash "$RC_VARUNA_ROOT/test/packages/check.sh" --module

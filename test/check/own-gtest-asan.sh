@@ -18,9 +18,8 @@
 
 set -uo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/../.." && pwd)
-build=${RC_VARUNA_UCX_ASAN_BUILD:-$root/build/ucx/build-asan}
+. "$(dirname "${BASH_SOURCE[0]}")/../../contrib/common.sh"
+build=${RC_VARUNA_UCX_ASAN_BUILD:-$UCX_DIR/build-asan}
 
 [[ -x $build/test/gtest/gtest-own ]] || {
     echo "$build/test/gtest/gtest-own is missing: run 'contrib/ucx-build asan'"
@@ -52,4 +51,4 @@ export RC_VARUNA_TRIALS=${RC_VARUNA_TRIALS:-50}
 export GTEST_FILTER
 # softib's libibverbs comes in through LD_LIBRARY_PATH, not LD_PRELOAD, so
 # the ASan runtime is first in the gtest binary's library list
-exec bash "$here/own-gtest.sh" "${1:-auto}" "${@:2}"
+exec bash "$RC_VARUNA_ROOT/test/check/own-gtest.sh" "${1:-auto}" "${@:2}"

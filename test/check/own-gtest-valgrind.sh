@@ -19,9 +19,7 @@
 
 set -uo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/../.." && pwd)
-build=${RC_VARUNA_UCX_BUILD:-$root/build/ucx/build}
+. "$(dirname "${BASH_SOURCE[0]}")/../../contrib/common.sh"
 
 command -v valgrind >/dev/null || {
     echo "valgrind is not installed (contrib/debian-packages lists it)"
@@ -52,5 +50,5 @@ export RC_VARUNA_TIME_SCALE=${RC_VARUNA_TIME_SCALE:-20}
 export RC_VARUNA_GTEST_WRAPPER="valgrind --fair-sched=try --leak-check=full
     --show-leak-kinds=definite,indirect
     --errors-for-leak-kinds=definite,indirect --error-exitcode=3
-    --num-callers=30 --suppressions=${RC_VARUNA_UCX_SRC:-$root/build/ucx/src}/contrib/valgrind.supp"
-exec bash "$here/own-gtest.sh" "${1:-auto}" "${@:2}"
+    --num-callers=30 --suppressions=${RC_VARUNA_UCX_SRC:-$UCX_SRC}/contrib/valgrind.supp"
+exec bash "$RC_VARUNA_ROOT/test/check/own-gtest.sh" "${1:-auto}" "${@:2}"

@@ -24,8 +24,7 @@
 
 set -uo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/../.." && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/../../contrib/common.sh"
 standby=${1:?usage: $0 auto|same}
 shift
 case $standby in
@@ -33,8 +32,8 @@ auto|same) ;;
 *) echo "usage: $0 auto|same" >&2; exit 2 ;;
 esac
 
-build=${RC_VARUNA_UCX_BUILD:-$root/build/ucx/build}
-prefix=${RC_VARUNA_PREFIX:-$root/build/prefix}
+build=${RC_VARUNA_UCX_BUILD:-$UCX_BLD}
+prefix=$RC_VARUNA_PREFIX
 gtest=$build/test/gtest/${RC_VARUNA_GTEST_BINARY:-gtest}
 softib=$prefix/bin/softib
 [[ -x $gtest ]] || { echo "$gtest is missing: build first" >&2; exit 1; }
@@ -78,7 +77,7 @@ allowed='rc_varuna/test_rc_varuna_random\.failover_bench/[0-9]+'
 allowed+='|rcvar/test_rc_varuna_ucp_spare_lane\.full_cycle/1'
 [[ $standby == same ]] &&
     allowed+='|rc_varuna/test_rc_varuna[a-z_]*\.standby_rx_grows_on_demand/[0-9]+'
-bash "$root/test/gtest/gtest-verdict.sh" "$out" \
+bash "$RC_VARUNA_ROOT/test/gtest/gtest-verdict.sh" "$out" \
     "${RC_VARUNA_ALLOWED_SKIPS:-$allowed}" || ((status != 0)) || status=1
 echo "own-gtest: STANDBY=$standby exit $status, $((SECONDS - start)) s"
 exit "$status"

@@ -19,12 +19,12 @@
 
 set -uo pipefail
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/../../contrib/common.sh"
 
 # (a skip fails a CI run: contrib/quickstart)
 if [[ $EUID -ne 0 ]]; then
     echo "packages: installs packages into the system: needs root; skipped"
     exit 77
 fi
-"$root/contrib/debian-build" wait || exit 1
-exec bash "$root/test/packages/check.sh"
+"$RC_VARUNA_ROOT/contrib/debian-build" wait || exit 1
+exec bash "$RC_VARUNA_ROOT/test/packages/check.sh"

@@ -23,19 +23,18 @@
 
 set -uo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/../.." && pwd)
-prefix=${RC_VARUNA_PREFIX:-$root/build/prefix}
+. "$(dirname "${BASH_SOURCE[0]}")/../../contrib/common.sh"
+prefix=$RC_VARUNA_PREFIX
 eps=${SCALE_EPS:-256}
 rounds=${SCALE_ROUNDS:-$((40 * eps))}
 limit=${SCALE_TIMEOUT:-120}
-logs=$root/build/logs/scale-256
+logs=$RC_VARUNA_LOGS/scale-256
 export PATH=$prefix/bin:$PATH
 export LD_LIBRARY_PATH=$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export SOFTIB_REGISTRY=/dev/shm/softib-scale-256.$$
 trap 'rm -f "$SOFTIB_REGISTRY"' EXIT
 
-. "$root/contrib/scale-lib.sh"
+. "$RC_VARUNA_ROOT/contrib/scale-lib.sh"
 
 command -v varuna_demo >/dev/null && command -v softib >/dev/null || {
     echo "varuna_demo or softib missing under $prefix: build first"

@@ -14,9 +14,8 @@
 
 set -uo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/../.." && pwd)
-prefix=${RC_VARUNA_PREFIX:-$root/build/prefix}
+. "$(dirname "${BASH_SOURCE[0]}")/../../contrib/common.sh"
+prefix=$RC_VARUNA_PREFIX
 info=$prefix/bin/ucx_info
 
 if [[ ! -x $info ]]; then

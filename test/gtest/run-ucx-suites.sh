@@ -31,9 +31,8 @@
 
 set -uo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/../.." && pwd)
-exclusions=$here/ucx-exclusions
+. "$(dirname "${BASH_SOURCE[0]}")/../../contrib/common.sh"
+exclusions=$RC_VARUNA_ROOT/test/gtest/ucx-exclusions
 
 # The suites, as gtest test-case names; a trailing * matches a family.
 uct_suites="test_uct_ep uct_p2p_rma_test uct_p2p_am_test uct_amo_*
@@ -141,11 +140,11 @@ shift
 find_group "$group" || { echo "unknown group '$group' (-l lists them)" >&2
                          exit 2; }
 
-build=${RC_VARUNA_UCX_BUILD:-$root/build/ucx/build}
-prefix=${RC_VARUNA_PREFIX:-$root/build/prefix}
+build=${RC_VARUNA_UCX_BUILD:-$UCX_BLD}
+prefix=$RC_VARUNA_PREFIX
 gtest=$build/test/gtest/gtest
 softib=$prefix/bin/softib
-log=${UCX_SUITES_LOG:-$root/build/logs/ucx-suites-$group.log}
+log=${UCX_SUITES_LOG:-$RC_VARUNA_LOGS/ucx-suites-$group.log}
 filter=$(build_filter)
 
 [[ -x $gtest ]] || { echo "$gtest is missing: build UCX first" >&2; exit 1; }
@@ -200,7 +199,7 @@ else
 fi
 # UCX's own cases skip where a transport lacks a capability (counted, not
 # failed); a group where no test ran fails
-bash "$here/gtest-verdict.sh" "$log" '.*' |
+bash "$RC_VARUNA_ROOT/test/gtest/gtest-verdict.sh" "$log" '.*' |
     sed "s/^gtest-verdict: \([0-9]* tests ran, [0-9]* skipped\):.*/gtest-verdict: \1/"
 ((PIPESTATUS[0] == 0)) || ((status != 0)) || status=1
 echo "$group: exit $status, $((SECONDS - start)) s"

@@ -28,9 +28,8 @@
 
 set -uo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/../.." && pwd)
-prefix=${RC_VARUNA_PREFIX:-$root/build/prefix}
+. "$(dirname "${BASH_SOURCE[0]}")/../../contrib/common.sh"
+prefix=$RC_VARUNA_PREFIX
 
 uct_tl=rc_verbs
 ucp_tls=rc_v
@@ -51,7 +50,7 @@ export SOFTIB=$prefix/bin/softib
 perftest=$prefix/bin/ucx_perftest
 secs=${PERFTEST_TIMEOUT:-60}
 # shellcheck source=../../softib/test/pair.sh
-. "$root/softib/test/pair.sh"
+. "$RC_VARUNA_ROOT/softib/test/pair.sh"
 
 [[ -x $perftest ]] || { echo "FAIL: $perftest is missing"; exit 1; }
 for d in softib0 softib1; do

@@ -8,13 +8,14 @@
 # queries the rc_varuna component, on softib it lists rc_varuna with its
 # operations in both standby configurations, and libuct_ib has mlx5 as
 # Debian's build has.
-# Run by "make check" (RC_VARUNA_PREFIX set there) or by hand:
-#   RC_VARUNA_PREFIX=build/prefix test/smoke/ucx-module.sh
+# Run by "make check" (RC_VARUNA_PREFIX set there) or by hand (default
+# build/prefix): test/smoke/ucx-module.sh
 #
 
 set -euo pipefail
 
-prefix=$(realpath "${RC_VARUNA_PREFIX:?set RC_VARUNA_PREFIX to the prefix}")
+. "$(dirname "${BASH_SOURCE[0]}")/../../contrib/common.sh"
+prefix=$(realpath "$RC_VARUNA_PREFIX")
 ucx_info=$prefix/bin/ucx_info
 checks=0
 
