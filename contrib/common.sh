@@ -32,6 +32,20 @@ export CCACHE_DIR
 : "${RC_VARUNA_GTEST_FILTER:=*rc_varuna*}"
 
 
+# rc_varuna_usage [LAST]: the running script's usage, from its header
+# comment: the lines from "# Usage" up to the next bare "#" (or through the
+# first line matching the sed regex LAST, for a usage with blank lines in
+# it), without their "# ", on stderr; exits 2
+rc_varuna_usage()
+{
+    if (($#)); then
+        sed -n "/^# Usage/,/$1/s/^# \{0,1\}//p" "$0" >&2
+    else
+        sed -n '/^# Usage/,/^#$/{/^#$/!s/^# \{0,1\}//p}' "$0" >&2
+    fi
+    exit 2
+}
+
 rc_varuna_progress()
 {
     printf '[%s] %s\n' "${0##*/}" "$*"

@@ -67,7 +67,7 @@ while getopts "r:i:e:c:ps:bt:a:n:kw:x:NL" opt; do
     w) idle=$OPTARG ;;
     x) kill_after=$OPTARG ;;
     N) clients=2 ;;
-    *) sed -n '/^# Usage/,/^#$/s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+    *) rc_varuna_usage; exit 2 ;;
     esac
 done
 

@@ -71,11 +71,6 @@ quick_skip=(
     "rc/test_ucp_am_nbx_dts.*"
 )
 
-usage()
-{
-    sed -n '/^# Usage/,/^# Exit/s/^# \{0,1\}//p' "$0" >&2
-    exit 2
-}
 
 # The group's line, split: sets instance and suites.
 find_group()
@@ -130,11 +125,11 @@ while getopts "d:lnq" opt; do
     l) for g in "${groups[@]}"; do echo "${g%% *}"; done; exit 0 ;;
     n) list_only=1 ;;
     q) quick=1 ;;
-    *) usage ;;
+    *) rc_varuna_usage '^# Exit' ;;
     esac
 done
 shift $((OPTIND - 1))
-(($# >= 1)) || usage
+(($# >= 1)) || rc_varuna_usage '^# Exit'
 group=$1
 shift
 find_group "$group" || { echo "unknown group '$group' (-l lists them)" >&2

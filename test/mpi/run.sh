@@ -70,15 +70,10 @@ set -uo pipefail
 ranks=2 runs=1 iters=4000 tmo=60 small=8 large=0 idle=0 fail=1 recovery=varuna
 standby=auto bt=0 name= extra_env=() build_only=0 rma=0 expect=ok double=0
 alltoall=0 all_paths=0
-usage()
-{
-    sed -n '/^# Usage/,/^#$/s/^# \{0,1\}//p' "$0" >&2
-    exit 2
-}
 while (($#)); do
     [[ $1 == --no-fail || $1 == --bt || $1 == --build || $1 == --rma ||
        $1 == --double || $1 == --alltoall || $1 == --all-paths ||
-       $# -ge 2 ]] || usage
+       $# -ge 2 ]] || rc_varuna_usage
     case $1 in
     -n) ranks=$2; shift ;;
     -r) runs=$2; shift ;;
@@ -87,7 +82,7 @@ while (($#)); do
     -s) small=$2; shift ;;
     -S) large=$2; shift ;;
     -w) idle=$2; shift ;;
-    -x) [[ $2 == *=* ]] || usage; extra_env+=("$2"); shift ;;
+    -x) [[ $2 == *=* ]] || rc_varuna_usage; extra_env+=("$2"); shift ;;
     --no-fail) fail=0 ;;
     --rma) rma=1 ;;
     --double) double=1 ;;
@@ -99,9 +94,9 @@ while (($#)); do
     --bt) bt=1 ;;
     --build) build_only=1 ;;
     --name) name=$2; shift ;;
-    *) usage ;;
+    *) rc_varuna_usage ;;
     esac
-    shift || usage
+    shift || rc_varuna_usage
 done
 [[ $recovery == varuna || $recovery == blanket ]] ||
     rc_varuna_die "--recovery: varuna or blanket, not '$recovery'"

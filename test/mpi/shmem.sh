@@ -59,14 +59,9 @@ set -uo pipefail
 pes=2 iters=2000 tmo=60 fail=1 recovery=varuna expect=ok name= extra_env=()
 loss_ms=0 build_only=0
 double=0 devices=softib0:1
-usage()
-{
-    sed -n '/^# Usage/,/^#$/s/^# \{0,1\}//p' "$0" >&2
-    exit 2
-}
 while (($#)); do
     [[ $1 == --no-fail || $1 == --double || $1 == --build || $# -ge 2 ]] ||
-        usage
+        rc_varuna_usage
     case $1 in
     -n) pes=$2; shift ;;
     -i) iters=$2; shift ;;
@@ -78,10 +73,10 @@ while (($#)); do
     --recovery) recovery=$2; shift ;;
     --expect) expect=$2; shift ;;
     --name) name=$2; shift ;;
-    -x) [[ $2 == *=* ]] || usage; extra_env+=(-x "$2"); shift ;;
-    *) usage ;;
+    -x) [[ $2 == *=* ]] || rc_varuna_usage; extra_env+=(-x "$2"); shift ;;
+    *) rc_varuna_usage ;;
     esac
-    shift || usage
+    shift || rc_varuna_usage
 done
 [[ $recovery == varuna || $recovery == blanket ]] ||
     rc_varuna_die "--recovery: varuna or blanket, not '$recovery'"

@@ -41,7 +41,7 @@ while getopts "x:u:d:n:" opt; do
     u) ucp_tls=$OPTARG ;;
     d) dev=$OPTARG ;;
     n) iters=$OPTARG ;;
-    *) sed -n '/^# Usage/,/^#   e.g./s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+    *) rc_varuna_usage; exit 2 ;;
     esac
 done
 shift $((OPTIND - 1))
