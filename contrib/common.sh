@@ -46,6 +46,28 @@ rc_varuna_usage()
     exit 2
 }
 
+# rc_varuna_use_build [--keep-prefix] [PROGRAM...]: our build first on the
+# paths, as ". build/env.sh" puts it (PATH, LD_LIBRARY_PATH, RC_VARUNA_PREFIX
+# and the UCX trees; contrib/ucx-build writes it), and each PROGRAM on PATH;
+# dies when either is not built. With --keep-prefix, the RC_VARUNA_PREFIX
+# set before (make check's $(prefix)) wins over env.sh's.
+rc_varuna_use_build()
+{
+    local prefix=$RC_VARUNA_PREFIX prog
+
+    [[ -f $RC_VARUNA_BUILD/env.sh ]] ||
+        rc_varuna_die "build/env.sh is missing: run contrib/quickstart build"
+    . "$RC_VARUNA_BUILD/env.sh"
+    if [[ ${1:-} == --keep-prefix ]]; then
+        RC_VARUNA_PREFIX=$prefix
+        export RC_VARUNA_PREFIX
+        shift
+    fi
+    for prog in "$@"; do
+        command -v "$prog" >/dev/null || rc_varuna_die "$prog is not built"
+    done
+}
+
 rc_varuna_progress()
 {
     printf '[%s] %s\n' "${0##*/}" "$*"

@@ -71,12 +71,7 @@ while getopts "r:i:e:c:ps:bt:a:n:kw:x:NL" opt; do
     esac
 done
 
-[[ -f $RC_VARUNA_BUILD/env.sh ]] ||
-    rc_varuna_die "build/env.sh is missing: run contrib/quickstart build"
-. "$RC_VARUNA_BUILD/env.sh"
-for tool in softib varuna_bidir; do
-    command -v $tool >/dev/null || rc_varuna_die "$tool is not built"
-done
+rc_varuna_use_build softib varuna_bidir
 
 # the client's lanes, and the server's on other ports
 case $standby in
