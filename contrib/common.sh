@@ -68,6 +68,40 @@ rc_varuna_use_build()
     done
 }
 
+# rc_varuna_at_exit COMMAND: run the shell command COMMAND (a string, as
+# trap takes it) when the script exits, before those registered earlier.
+# One EXIT trap runs every cleanup of a script, so that a helper's and the
+# script's own do not replace each other: a script that registers any here
+# sets no EXIT trap of its own. A failing COMMAND changes neither the exit
+# status nor what runs after it.
+rc_varuna_at_exit_cmds=()
+rc_varuna_at_exit()
+{
+    rc_varuna_at_exit_cmds=("$1" "${rc_varuna_at_exit_cmds[@]}")
+    trap rc_varuna_at_exit_run EXIT
+}
+
+rc_varuna_at_exit_run()
+{
+    local cmd
+
+    for cmd in "${rc_varuna_at_exit_cmds[@]}"; do
+        eval "$cmd" || true
+    done
+}
+
+# rc_varuna_softib_registry NAME: a softib fabric of the script's own, so
+# that fault rules and link changes of other runs never reach it, nor its
+# theirs: SOFTIB_REGISTRY=/dev/shm/softib-NAME.PID, exported, new (a stale
+# one of that name removed), removed at exit (as softib/test/pair.sh's
+# sib_setup does for softib's own tests, which do not source this file)
+rc_varuna_softib_registry()
+{
+    export SOFTIB_REGISTRY=/dev/shm/softib-$1.$$
+    rm -f "$SOFTIB_REGISTRY"
+    rc_varuna_at_exit "rm -f $(printf %q "$SOFTIB_REGISTRY")"
+}
+
 rc_varuna_progress()
 {
     printf '[%s] %s\n' "${0##*/}" "$*"

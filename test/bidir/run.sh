@@ -84,8 +84,7 @@ export UCX_TLS=rc_varuna,ud_verbs:aux
 export UCX_RC_VARUNA_STANDBY=$standby
 export UCX_RC_VARUNA_RECOVERY=$recovery
 export UCX_LOG_LEVEL=${UCX_LOG_LEVEL:-info}
-export SOFTIB_REGISTRY=/dev/shm/softib-bidir.$$
-trap 'rm -f "$SOFTIB_REGISTRY"' EXIT
+rc_varuna_softib_registry bidir
 
 : "${name:=$standby-$recovery-c$fails${pause:+-paused}}"
 logs=$RC_VARUNA_LOGS/bidir/$name

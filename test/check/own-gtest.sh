@@ -44,9 +44,7 @@ LD_LIBRARY_PATH=$(printf '%s' "${LD_LIBRARY_PATH:-}" | tr ':' '\n' |
                   grep -vxF "$prefix/lib" | paste -sd: -) || true
 export LD_LIBRARY_PATH
 # Fault rules and link changes of other runs must not reach this one
-export SOFTIB_REGISTRY=/dev/shm/softib-own-gtest-$standby.$$
-rm -f "$SOFTIB_REGISTRY"
-trap 'rm -f "$SOFTIB_REGISTRY"' EXIT
+rc_varuna_softib_registry own-gtest-$standby
 export UCX_RC_VARUNA_STANDBY=$standby
 # the cases find softib's control library there, and fail without it
 export RC_VARUNA_PREFIX=$prefix
@@ -59,7 +57,7 @@ filter=${GTEST_FILTER:-*test_rc_varuna*}
 echo "own-gtest: STANDBY=$standby gtest --gtest_filter=$filter $*"
 cd "$build/test/gtest" || exit 1
 out=$(mktemp /tmp/own-gtest.XXXXXX)
-trap 'rm -f "$SOFTIB_REGISTRY" "$out"' EXIT
+rc_varuna_at_exit 'rm -f "$out"'
 start=$SECONDS
 # shellcheck disable=SC2086 # the wrapper is a command line
 timeout --kill-after=30 "${GTEST_TIMEOUT:-1500}" \

@@ -31,8 +31,7 @@ limit=${SCALE_TIMEOUT:-120}
 logs=$RC_VARUNA_LOGS/scale-256
 export PATH=$prefix/bin:$PATH
 export LD_LIBRARY_PATH=$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export SOFTIB_REGISTRY=/dev/shm/softib-scale-256.$$
-trap 'rm -f "$SOFTIB_REGISTRY"' EXIT
+rc_varuna_softib_registry scale-256
 
 . "$RC_VARUNA_ROOT/contrib/scale-lib.sh"
 

@@ -49,7 +49,7 @@ cases=(
     "UCX_UCP_FAILOVER_REPORT=${TMPDIR:-/tmp}/ucp-failover-config.$$.json|"
 )
 
-trap 'rm -f "${TMPDIR:-/tmp}/ucp-failover-config.$$.json"' EXIT
+rc_varuna_at_exit 'rm -f "${TMPDIR:-/tmp}/ucp-failover-config.$$.json"'
 fail=0
 for c in "${cases[@]}"; do
     setting=${c%%|*}

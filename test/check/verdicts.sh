@@ -56,7 +56,7 @@ expect_named()
 
 # 1. the judging itself, on the output of the run that failed make check
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+rc_varuna_at_exit 'rm -rf "$work"'
 cat >"$work/cut" <<'EOF'
 rank 0 (pid 7681): OK: counter 4000 after 4000 adds aimed at it
 ht

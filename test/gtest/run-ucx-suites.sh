@@ -152,9 +152,7 @@ LD_LIBRARY_PATH=$(printf '%s' "${LD_LIBRARY_PATH:-}" | tr ':' '\n' |
 export LD_LIBRARY_PATH
 # Rules and link changes of other runs must not reach this one, and the
 # registry is created with our SOFTIB_DEVICES
-export SOFTIB_REGISTRY=/dev/shm/softib-gtest-$group.$$
-rm -f "$SOFTIB_REGISTRY"
-trap 'rm -f "$SOFTIB_REGISTRY"' EXIT
+rc_varuna_softib_registry gtest-$group
 # No terminal in CI: a backtrace on a fatal error instead of freezing
 export UCX_HANDLE_ERRORS=${UCX_HANDLE_ERRORS:-bt}
 export UCX_LOG_LEVEL=${UCX_LOG_LEVEL:-warn}

@@ -113,11 +113,6 @@ mpi_setup mpicc mpirun
 prog=$(mpi_build mpicc bidir_failover) || exit 1
 ((build_only)) && { echo "$prog"; exit 0; }
 
-# a fabric of our own, new for each run (its counters start at 0): the
-# link we take down is no one else's
-registry=/dev/shm/softib-mpi.$$
-trap 'rm -f "$registry".*' EXIT
-
 if [[ -z $name ]]; then
     name=n$ranks-$standby-$recovery
     ((large)) && name+=-S$large
@@ -208,8 +203,9 @@ mpi_run()
     mkdir -p "$d"
     : >"$d/report.json"
     : >"$d/verdicts"
-    export SOFTIB_REGISTRY=$registry.$n
-    rm -f "$SOFTIB_REGISTRY"
+    # a fabric of our own, new for each run (its counters start at 0):
+    # the link we take down is no one else's
+    rc_varuna_softib_registry mpi-$n
     start=$SECONDS
 
     setsid softib run -- mpirun "${mpirun_args[@]}" \

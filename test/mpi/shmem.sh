@@ -97,9 +97,7 @@ rm -rf "$d"
 mkdir -p "$d"
 : >"$d/report.json"
 : >"$d/verdicts"
-export SOFTIB_REGISTRY=/dev/shm/softib-shmem.$$
-rm -f "$SOFTIB_REGISTRY"
-trap 'rm -f "$SOFTIB_REGISTRY"' EXIT
+rc_varuna_softib_registry shmem
 
 prog_args=(-i "$iters")
 ((fail)) || prog_args+=(-f -1)

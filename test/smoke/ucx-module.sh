@@ -58,8 +58,7 @@ pass "ucx_info -d queries the rc_varuna component"
 # failure handling, and memory domains named primary+standby device
 softib=$prefix/bin/softib
 if [[ -x $softib ]]; then
-    export SOFTIB_REGISTRY=/dev/shm/softib-smoke.$$
-    trap 'rm -f "$SOFTIB_REGISTRY"' EXIT
+    rc_varuna_softib_registry smoke
     for standby in auto same; do
         if [[ $standby == auto ]]; then
             mds="softib0+softib1 softib1+softib0"
