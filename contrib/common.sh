@@ -102,6 +102,28 @@ rc_varuna_softib_registry()
     rc_varuna_at_exit "rm -f $(printf %q "$SOFTIB_REGISTRY")"
 }
 
+# The skip policy. A make check runner whose prerequisite is missing has
+# tested nothing: it says why and exits 77, automake's SKIP (rc_varuna_skip
+# REASON...). contrib/quickstart check then judges the skips
+# (rc_varuna_judge_skips): in CI (CI=true) a skip fails the check, since
+# every prerequisite is the project's to install; elsewhere it is said,
+# loudly, and the check passes.
+rc_varuna_skip()
+{
+    echo "SKIP: $*"
+    exit 77
+}
+
+# rc_varuna_judge_skips RUNNER...: the runners that skipped, judged as above
+rc_varuna_judge_skips()
+{
+    (($# > 0)) || return 0
+    [[ ${CI:-} == true ]] &&
+        rc_varuna_die "runners skipped in CI (a prerequisite is missing):" "$@"
+    rc_varuna_progress "WARNING: runners skipped, so not tested here" \
+                       "(CI fails on this):" "$@"
+}
+
 rc_varuna_progress()
 {
     printf '[%s] %s\n' "${0##*/}" "$*"

@@ -39,11 +39,9 @@ ucx_info=$prefix/bin/ucx_info
 doc=$RC_VARUNA_ROOT/docs/rc_varuna.7.md
 names='UCX_(RC_VARUNA|UCP_FAILOVER)_[A-Z0-9_]*[A-Z0-9]'
 
-if [[ ! -x $ucx_info ]]; then
-    echo "doc-params: $ucx_info is missing (contrib/quickstart build);" \
-         "skipped"
-    exit 77
-fi
+[[ -x $ucx_info ]] ||
+    rc_varuna_skip "doc-params: $ucx_info is missing (contrib/quickstart" \
+                   "build)"
 [[ -f $doc ]] || { echo "FAIL: $doc is missing"; exit 1; }
 
 # Our prefix only, every module it has

@@ -16,16 +16,9 @@ set -uo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/../../contrib/common.sh"
 
-skip()
-{
-    echo "SKIP: $*"
-    [[ -n ${CI:-} ]] && exit 1
-    exit 77
-}
-
-[[ $EUID -eq 0 ]] || skip "installs Debian's UCX packages: needs root"
+[[ $EUID -eq 0 ]] || rc_varuna_skip "installs Debian's UCX packages: needs root"
 version=$(dpkg-query -W -f '${Version}' libucx0 2>/dev/null) || version=
 [[ $version == *+varuna* ]] &&
-    skip "libucx0 $version is ours (contrib/debian-build): the module alone" \
-         "is for Debian's"
+    rc_varuna_skip "libucx0 $version is ours (contrib/debian-build): the" \
+                   "module alone is for Debian's"
 exec bash "$RC_VARUNA_ROOT/test/packages/check.sh" --module

@@ -22,11 +22,9 @@ set -uo pipefail
 run=$(dirname "${BASH_SOURCE[0]}")/../mpi/run.sh
 status=0
 
-if ! command -v mpirun >/dev/null || ! command -v mpicc >/dev/null; then
-    echo "mpi-bidir: Open MPI is not installed (openmpi-bin," \
-         "libopenmpi-dev: contrib/quickstart installs them); skipped"
-    exit 77
-fi
+command -v mpirun >/dev/null && command -v mpicc >/dev/null ||
+    rc_varuna_skip "mpi-bidir: Open MPI is not installed (openmpi-bin," \
+                   "libopenmpi-dev: contrib/quickstart installs them)"
 
 bash "$run" -n 2 -r 5 -t 60 --bt --rma --name check-n2 || status=1
 bash "$run" -n 2 -r 3 -S 65536 -t 60 --bt --rma --name check-n2-rndv ||

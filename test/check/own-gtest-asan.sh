@@ -21,10 +21,9 @@ set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../../contrib/common.sh"
 build=${RC_VARUNA_UCX_ASAN_BUILD:-$UCX_DIR/build-asan}
 
-[[ -x $build/test/gtest/gtest-own ]] || {
-    echo "$build/test/gtest/gtest-own is missing: run 'contrib/ucx-build asan'"
-    exit 77
-}
+[[ -x $build/test/gtest/gtest-own ]] ||
+    rc_varuna_skip "$build/test/gtest/gtest-own is missing: run" \
+                   "'contrib/ucx-build asan'"
 
 export RC_VARUNA_UCX_BUILD=$build
 # a gtest binary with our cases only (test/gtest/own-gtest.mk)

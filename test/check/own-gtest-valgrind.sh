@@ -21,10 +21,9 @@ set -uo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/../../contrib/common.sh"
 
-command -v valgrind >/dev/null || {
-    echo "valgrind is not installed (contrib/debian-packages lists it)"
-    exit 77
-}
+command -v valgrind >/dev/null ||
+    rc_varuna_skip "valgrind is not installed (contrib/debian-packages" \
+                   "lists it)"
 
 fo=rc_varuna/test_rc_varuna_failover
 ep=rc_varuna/test_rc_varuna_error_paths

@@ -35,10 +35,8 @@ rc_varuna_softib_registry scale-256
 
 . "$RC_VARUNA_ROOT/contrib/scale-lib.sh"
 
-command -v varuna_demo >/dev/null && command -v softib >/dev/null || {
-    echo "varuna_demo or softib missing under $prefix: build first"
-    exit 77
-}
+command -v varuna_demo >/dev/null && command -v softib >/dev/null ||
+    rc_varuna_skip "varuna_demo or softib missing under $prefix: build first"
 rm -rf "$logs"
 mkdir -p "$logs"
 

@@ -15,11 +15,9 @@ set -uo pipefail
 run=$(dirname "${BASH_SOURCE[0]}")/../mpi/shmem.sh
 status=0
 
-if ! command -v oshrun >/dev/null || ! command -v oshcc >/dev/null; then
-    echo "shmem: Open MPI is not installed (openmpi-bin, libopenmpi-dev:" \
-         "contrib/quickstart installs them); skipped"
-    exit 77
-fi
+command -v oshrun >/dev/null && command -v oshcc >/dev/null ||
+    rc_varuna_skip "shmem: Open MPI is not installed (openmpi-bin," \
+                   "libopenmpi-dev: contrib/quickstart installs them)"
 
 bash "$run" -n 2 --no-fail --name check-n2-clean || status=1
 bash "$run" -n 2 --name check-n2 || status=1

@@ -18,11 +18,7 @@ set -uo pipefail
 prefix=$RC_VARUNA_PREFIX
 info=$prefix/bin/ucx_info
 
-if [[ ! -x $info ]]; then
-    echo "SKIP: $info is missing: build first"
-    [[ -n ${CI:-} ]] && exit 1
-    exit 77
-fi
+[[ -x $info ]] || rc_varuna_skip "$info is missing: build first"
 export LD_LIBRARY_PATH=$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export UCX_WARN_UNUSED_ENV_VARS=n
 

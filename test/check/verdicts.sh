@@ -25,11 +25,9 @@ mpi_run=$RC_VARUNA_ROOT/test/mpi/run.sh
 shmem_run=$RC_VARUNA_ROOT/test/mpi/shmem.sh
 failures=0
 
-if ! command -v mpirun >/dev/null || ! command -v oshrun >/dev/null; then
-    echo "verdicts: Open MPI is not installed (openmpi-bin," \
-         "libopenmpi-dev: contrib/quickstart installs them); skipped"
-    exit 77
-fi
+command -v mpirun >/dev/null && command -v oshrun >/dev/null ||
+    rc_varuna_skip "verdicts: Open MPI is not installed (openmpi-bin," \
+                   "libopenmpi-dev: contrib/quickstart installs them)"
 
 verdicts_fail()
 {

@@ -54,11 +54,9 @@ secs=${PERFTEST_TIMEOUT:-60}
 
 [[ -x $perftest ]] || { echo "FAIL: $perftest is missing"; exit 1; }
 for d in softib0 softib1; do
-    if [[ ! -c /dev/infiniband/$d ]]; then
-        echo "SKIP: /dev/infiniband/$d is missing, UCX would not see the" \
-             "device; run 'softib devnodes' once as root"
-        exit 77
-    fi
+    [[ -c /dev/infiniband/$d ]] ||
+        rc_varuna_skip "/dev/infiniband/$d is missing, UCX would not see" \
+                       "the device; run 'softib devnodes' once as root"
 done
 
 # Our UCX, whatever else is installed; UCX_ settings of the caller would
