@@ -124,6 +124,22 @@ rc_varuna_judge_skips()
                        "(CI fails on this):" "$@"
 }
 
+# A test's checks, each said on a line of its own and counted in
+# rc_varuna_checks: rc_varuna_pass WHAT... says "ok: WHAT"; rc_varuna_fail
+# WHAT... says "FAIL: WHAT" and ends the test (exit 1)
+rc_varuna_checks=0
+rc_varuna_pass()
+{
+    echo "ok: $*"
+    rc_varuna_checks=$((rc_varuna_checks + 1))
+}
+
+rc_varuna_fail()
+{
+    echo "FAIL: $*"
+    exit 1
+}
+
 rc_varuna_progress()
 {
     printf '[%s] %s\n' "${0##*/}" "$*"

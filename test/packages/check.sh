@@ -68,19 +68,6 @@ multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 syslib=/usr/lib/$multiarch
 # the same directory as the loader may name it (/lib is /usr/lib: merged /usr)
 sysre="(/usr)?/lib/$multiarch"
-checks=0
-
-fail()
-{
-    echo "FAIL: $*"
-    exit 1
-}
-
-pass()
-{
-    echo "ok: $*"
-    checks=$((checks + 1))
-}
 
 [[ $EUID -eq 0 ]] || rc_varuna_die "installs packages: run as root"
 if ((module)); then
@@ -194,14 +181,14 @@ if ! ((module)); then
     mkdir -p "$ref/root"
     (cd "$ref" && apt-get download "ucx-utils=$UCX_DEB_VERSION" \
                      "libucx0=$UCX_DEB_VERSION") >"$logs/download.log" 2>&1 ||
-        fail "apt-get download of Debian's ucx-utils and libucx0" \
-             "$UCX_DEB_VERSION (log: $logs/download.log)"
+        rc_varuna_fail "apt-get download of Debian's ucx-utils and libucx0" \
+                       "$UCX_DEB_VERSION (log: $logs/download.log)"
     for deb in "$ref"/*.deb; do
         dpkg-deb -x "$deb" "$ref/root"
     done
     LD_LIBRARY_PATH=$ref/root$syslib "$ref/root/usr/bin/ucx_info" -b \
         >"$work/ucx_info-b-debian.txt" ||
-        fail "Debian's ucx_info -b does not run"
+        rc_varuna_fail "Debian's ucx_info -b does not run"
 fi
 
 # A snapshot of softib's drop-in libibverbs and of libsoftib (the MPI
@@ -235,21 +222,24 @@ sib_env=(env -i PATH="$PATH" HOME="${HOME:-/root}"
 start=$SECONDS
 installed=1
 nice -n 19 apt-get install -y -q "${debs[@]}" >"$logs/install.log" 2>&1 ||
-    { tail -20 "$logs/install.log"; fail "apt-get install ${debs[*]}"; }
+    { tail -20 "$logs/install.log"
+      rc_varuna_fail "apt-get install ${debs[*]}"; }
 for pkg in "${pkgs[@]}"; do
     got=$(dpkg-query -W -f '${Version}' "$pkg")
-    [[ $got == "$version" ]] || fail "$pkg is $got after the install, not $version"
+    [[ $got == "$version" ]] ||
+        rc_varuna_fail "$pkg is $got after the install, not $version"
 done
 if ((module)); then
-    pass "apt-get install Debian's ${pkgs[*]} $version ($((SECONDS - start)) s)"
+    rc_varuna_pass "apt-get install Debian's ${pkgs[*]} $version" \
+                   "($((SECONDS - start)) s)"
 else
-    pass "apt-get install ${deb_dir#$RC_VARUNA_ROOT/}/*.deb: ${pkgs[*]}" \
-         "$version ($((SECONDS - start)) s)"
+    rc_varuna_pass "apt-get install ${deb_dir#$RC_VARUNA_ROOT/}/*.deb:" \
+                   "${pkgs[*]} $version ($((SECONDS - start)) s)"
 fi
 
 ### ucx_info -v: the system's, our version, Debian's configuration
 [[ $(command -v ucx_info) == /usr/bin/ucx_info ]] ||
-    fail "ucx_info is $(command -v ucx_info), not /usr/bin/ucx_info"
+    rc_varuna_fail "ucx_info is $(command -v ucx_info), not /usr/bin/ucx_info"
 ucx_info -v >"$work/ucx_info-v.txt"
 sed 's/^/    /' "$work/ucx_info-v.txt"
 if ((module)); then
@@ -258,18 +248,18 @@ else
     want="1.13.1+varuna${version##*+varuna}"
 fi
 grep -qxF "# Version $want" "$work/ucx_info-v.txt" ||
-    fail "ucx_info -v: not version $want"
+    rc_varuna_fail "ucx_info -v: not version $want"
 grep -q -- '--prefix=/usr .*--disable-logging' "$work/ucx_info-v.txt" ||
-    fail "ucx_info -v: not configured by Debian's debian/rules"
+    rc_varuna_fail "ucx_info -v: not configured by Debian's debian/rules"
 grep -q -e "$RC_VARUNA_ROOT" -e '--enable-gtest' "$work/ucx_info-v.txt" &&
-    fail "ucx_info -v: configured by contrib/ucx-build"
+    rc_varuna_fail "ucx_info -v: configured by contrib/ucx-build"
 ldd /usr/bin/ucx_info >"$work/ldd-ucx_info.txt"
 for lib in libucp libuct libucs; do
     grep -qE "$lib\.so\.0 => $sysre/$lib\.so\.0" "$work/ldd-ucx_info.txt" ||
-        fail "ucx_info does not use $syslib/$lib.so.0"
+        rc_varuna_fail "ucx_info does not use $syslib/$lib.so.0"
 done
-pass "/usr/bin/ucx_info -v: UCX $want, Debian's configuration, libraries" \
-     "from $syslib"
+rc_varuna_pass "/usr/bin/ucx_info -v: UCX $want, Debian's configuration," \
+               "libraries from $syslib"
 
 ### mlx5: every mlx5 symbol of Debian's libuct_ib is in ours (the module
 ### alone runs in Debian's own)
@@ -280,25 +270,26 @@ missing=$(comm -23 "$work/mlx5-debian.txt" "$work/mlx5-ours.txt" | wc -l)
 n_deb=$(wc -l <"$work/mlx5-debian.txt")
 n_ours=$(wc -l <"$work/mlx5-ours.txt")
 ((n_ours > 0 && missing == 0)) ||
-    fail "libuct_ib: $n_ours mlx5 symbols, $missing of Debian's $n_deb missing"
+    rc_varuna_fail "libuct_ib: $n_ours mlx5 symbols, $missing of Debian's" \
+                   "$n_deb missing"
 # each transport's definition (UCT_TL_DEFINE)
 for tl in rc_mlx5 dc_mlx5 ud_mlx5; do
     grep -qx "uct_${tl}_tl" "$work/mlx5-ours.txt" ||
-        fail "libuct_ib has no uct_${tl}_tl"
+        rc_varuna_fail "libuct_ib has no uct_${tl}_tl"
 done
 grep -q 'NEEDED *libmlx5\.so' <(objdump -p "$syslib/ucx/libuct_ib.so.0") ||
-    fail "libuct_ib does not link libmlx5"
+    rc_varuna_fail "libuct_ib does not link libmlx5"
 ucx_info -b >"$work/ucx_info-b.txt"
 grep -E 'MLX5|HAVE_DEVX|HAVE_DC' "$work/ucx_info-b.txt" >"$work/ucx_info-b-mlx5.txt" ||
     true
 for def in HAVE_MLX5_DV HAVE_MLX5_HW; do
     grep -qE "^#define $def +1\$" "$work/ucx_info-b-mlx5.txt" ||
-        fail "ucx_info -b: no $def"
+        rc_varuna_fail "ucx_info -b: no $def"
 done
 sed 's/^/    /' "$work/ucx_info-b-mlx5.txt" | head -8
-pass "mlx5 built in: libuct_ib links libmlx5, has rc_mlx5, dc_mlx5, ud_mlx5," \
-     "$n_ours mlx5 symbols (Debian's: $n_deb, none missing); ucx_info -b:" \
-     "HAVE_MLX5_DV, HAVE_MLX5_HW"
+rc_varuna_pass "mlx5 built in: libuct_ib links libmlx5, has rc_mlx5, dc_mlx5," \
+               "ud_mlx5, $n_ours mlx5 symbols (Debian's: $n_deb, none" \
+               "missing); ucx_info -b: HAVE_MLX5_DV, HAVE_MLX5_HW"
 
 # the whole build configuration is Debian's, but the module list
 diff "$work/ucx_info-b-debian.txt" "$work/ucx_info-b.txt" \
@@ -307,11 +298,12 @@ differ=$(grep '^[<>]' "$work/ucx_info-b.diff" | grep -vc uct_MODULES) || true
 ((differ == 0)) && grep -q '^#define uct_MODULES .*:varuna:' \
     "$work/ucx_info-b.txt" || {
     sed 's/^/    /' "$work/ucx_info-b.diff" | head -20
-    fail "ucx_info -b differs from Debian's in $differ lines but uct_MODULES"
+    rc_varuna_fail "ucx_info -b differs from Debian's in $differ lines but" \
+                   "uct_MODULES"
 }
 sed -n 's/^[<>]/   &/p' "$work/ucx_info-b.diff"
-pass "ucx_info -b: Debian's $(wc -l <"$work/ucx_info-b-debian.txt") lines," \
-     "but uct_MODULES (varuna added)"
+rc_varuna_pass "ucx_info -b: Debian's $(wc -l <"$work/ucx_info-b-debian.txt")" \
+               "lines, but uct_MODULES (varuna added)"
 }
 
 ### ucx_info -d on softib: rc_varuna, from the system's module directory
@@ -323,34 +315,35 @@ if ((module)); then
     # the module's first line names the mode and what it lacks
     grep -m1 'rc_varuna: module for an unmodified UCX' "$work/ucx_info-d.txt" |
         sed -E 's/^.*UCX  INFO  /    /' | grep . ||
-        fail "ucx_info -d: the module did not say which mode it runs in"
+        rc_varuna_fail "ucx_info -d: the module did not say which mode it" \
+                       "runs in"
 else
     grep -E "loaded $sysre/ucx/libuct_varuna\.so" "$work/ucx_info-d.txt" |
         sed -E 's/^.*UCX  DEBUG /    /; s/ \[0x[0-9a-f]+\]$//' | grep . ||
-        fail "ucx_info -d did not load $syslib/ucx/libuct_varuna.so"
+        rc_varuna_fail "ucx_info -d did not load $syslib/ucx/libuct_varuna.so"
 fi
 grep -q "$RC_VARUNA_PREFIX" "$work/ucx_info-d.txt" &&
-    fail "ucx_info -d loaded something from $RC_VARUNA_PREFIX"
+    rc_varuna_fail "ucx_info -d loaded something from $RC_VARUNA_PREFIX"
 for md in softib0+softib1 softib1+softib0; do
     block=$(awk -v md="$md" '/# Memory domain:/ { on = ($4 == md) } on' \
             "$work/ucx_info-d.txt")
     for cap in "Transport: rc_varuna" "put_zcopy:" "atomic_fadd: 64 bit" \
                "error handling: peer failure"; do
         grep -qF "$cap" <<<"$block" ||
-            fail "ucx_info -d: memory domain $md lacks '$cap'"
+            rc_varuna_fail "ucx_info -d: memory domain $md lacks '$cap'"
     done
 done
 grep -q 'Transport: ud_verbs' "$work/ucx_info-d.txt" ||
-    fail "ucx_info -d: no ud_verbs on softib"
-pass "/usr/bin/ucx_info -d on softib: rc_varuna on softib0+softib1 and" \
-     "softib1+softib0, module $modlib"
+    rc_varuna_fail "ucx_info -d: no ud_verbs on softib"
+rc_varuna_pass "/usr/bin/ucx_info -d on softib: rc_varuna on softib0+softib1" \
+               "and softib1+softib0, module $modlib"
 
 ### Open MPI: Debian's mpirun, pml ucx, through a link failure
 prog=$work/bidir_failover
 mpicc -O2 -g -Wall -Werror -I"$RC_VARUNA_ROOT/softib/include" \
     -I"$RC_VARUNA_ROOT/src/tools" -o "$prog" "$RC_VARUNA_ROOT/test/mpi/bidir_failover.c" \
     -L"$work/softib" -Wl,-rpath,"$work/softib" -lsoftib ||
-    fail "mpicc test/mpi/bidir_failover.c"
+    rc_varuna_fail "mpicc test/mpi/bidir_failover.c"
 mpi_logs=$logs/mpi
 mkdir -p "$mpi_logs"
 : >"$mpi_logs/report.json"
@@ -387,39 +380,42 @@ rm -f "$registry"
 sort -u -o "$mpi_logs/maps.txt" "$mpi_logs/maps.txt"
 sed 's/^/    /' "$mpi_logs/verdicts"
 grep -m1 'failover softib' "$mpi_logs/out.log" | cut -c1-200 | sed 's/^/    /'
-((rc == 0)) || fail "mpirun exited $rc (log: ${mpi_logs#$RC_VARUNA_ROOT/}/out.log)"
+((rc == 0)) ||
+    rc_varuna_fail "mpirun exited $rc (log:" \
+                   "${mpi_logs#$RC_VARUNA_ROOT/}/out.log)"
 # each rank's verdict and the closing one, from the file they wrote them to
 problems=$(rc_varuna_verdicts "$mpi_logs/verdicts" "rank 0" "rank 1" \
-           bidir_failover) || fail "bidir_failover: $problems"
+           bidir_failover) || rc_varuna_fail "bidir_failover: $problems"
 for pid in $(sed -n -E 's/^rank [0-9]+ \(pid ([0-9]+)\):.*/\1/p' \
              "$mpi_logs/verdicts"); do
     grep -q "{\"event\":\"failover\",\"pid\":$pid," "$mpi_logs/report.json" ||
-        fail "rank with pid $pid wrote no failover report"
+        rc_varuna_fail "rank with pid $pid wrote no failover report"
     grep -qE "^$pid $sysre/libucp\.so\.0" "$mpi_logs/maps.txt" &&
     grep -qE "^$pid (/usr)?${modlib#/usr}(\.[0-9]+)*\$" "$mpi_logs/maps.txt" ||
-        fail "rank with pid $pid: libucp not seen in $syslib or" \
-             "libuct_varuna not at $modlib (maps:" \
-             "${mpi_logs#$RC_VARUNA_ROOT/}/maps.txt)"
+        rc_varuna_fail "rank with pid $pid: libucp not seen in $syslib or" \
+                       "libuct_varuna not at $modlib (maps:" \
+                       "${mpi_logs#$RC_VARUNA_ROOT/}/maps.txt)"
 done
 grep -q "$RC_VARUNA_BUILD/prefix" "$mpi_logs/maps.txt" &&
-    fail "a rank mapped something of $RC_VARUNA_BUILD/prefix"
+    rc_varuna_fail "a rank mapped something of $RC_VARUNA_BUILD/prefix"
 lost=$(grep -o '"results_lost":[0-9]*' "$mpi_logs/report.json" |
        awk -F: '{s += $2} END {print s + 0}')
-((lost == 0)) || fail "$lost fetch results lost in the failovers"
+((lost == 0)) || rc_varuna_fail "$lost fetch results lost in the failovers"
 reports=$(grep -c '"event":"failover"' "$mpi_logs/report.json")
-pass "Debian's mpirun, 2 ranks, pml ucx and osc ucx over" \
-     "rc_varuna,ud_verbs:aux, softib0:1 down halfway: OK, exactly once" \
-     "($reports failover reports, libucp from $syslib, libuct_varuna" \
-     "$modlib; $elapsed s)"
+rc_varuna_pass "Debian's mpirun, 2 ranks, pml ucx and osc ucx over" \
+               "rc_varuna,ud_verbs:aux, softib0:1 down halfway: OK, exactly" \
+               "once ($reports failover reports, libucp from $syslib," \
+               "libuct_varuna $modlib; $elapsed s)"
 
 ### the failover demo, built against the installed libucx-dev: rc_varuna's
 ### recovery (softib0:1 down), and UCP's lane failover in libucp (two lanes,
 ### both paths of the first down), as contrib/demo runs them
 demo=$work/varuna_demo
 gcc -O2 -g -Wall -Werror -o "$demo" "$RC_VARUNA_ROOT/src/tools/varuna_demo.c" \
-    -lucp -lucs || fail "varuna_demo does not build against libucx-dev"
+    -lucp -lucs ||
+    rc_varuna_fail "varuna_demo does not build against libucx-dev"
 grep -qE "libucp\.so\.0 => $sysre/libucp\.so\.0" <(ldd "$demo") ||
-    fail "varuna_demo does not use $syslib/libucp.so.0"
+    rc_varuna_fail "varuna_demo does not use $syslib/libucp.so.0"
 demo_logs=$logs/demo
 mkdir -p "$demo_logs"
 # demo_run MODE: logs/demo/MODE-{server,client}.log, MODE.json
@@ -492,20 +488,23 @@ demo_detect()
 demo_run varuna
 ((demo_status == 0)) && demo_verdicts varuna &&
     grep -q '"event":"failover"' "$demo_logs/varuna.json" ||
-    fail "varuna_demo with softib0:1 down (logs: ${demo_logs#$RC_VARUNA_ROOT/})"
-pass "varuna_demo (built against libucx-dev), softib0:1 down: OK, nothing" \
-     "lost, nothing executed twice, rc_varuna failed over"
+    rc_varuna_fail "varuna_demo with softib0:1 down (logs:" \
+                   "${demo_logs#$RC_VARUNA_ROOT/})"
+rc_varuna_pass "varuna_demo (built against libucx-dev), softib0:1 down: OK," \
+               "nothing lost, nothing executed twice, rc_varuna failed over"
 if ((module)); then
-    echo "PASS: $checks checks of the module alone in Debian's UCX $version" \
+    echo "PASS: $rc_varuna_checks checks of the module alone in Debian's" \
+         "UCX $version" \
          "with system paths only"
     exit 0
 fi
 demo_run lane
 ((demo_status == 0)) && demo_verdicts lane &&
     grep -q '"event":"lane_failover"' "$demo_logs/lane.json" ||
-    fail "varuna_demo, two lanes, both paths of one down" \
-         "(logs: ${demo_logs#$RC_VARUNA_ROOT/})"
-pass "varuna_demo, two lanes, softib0:1 and its standby softib1:1 down:" \
-     "OK, UCP's lane failover (libucp) moved the lane"
+    rc_varuna_fail "varuna_demo, two lanes, both paths of one down (logs:" \
+                   "${demo_logs#$RC_VARUNA_ROOT/})"
+rc_varuna_pass "varuna_demo, two lanes, softib0:1 and its standby softib1:1" \
+               "down: OK, UCP's lane failover (libucp) moved the lane"
 
-echo "PASS: $checks checks of the packages ($version) with system paths only"
+echo "PASS: $rc_varuna_checks checks of the packages ($version) with" \
+     "system paths only"
