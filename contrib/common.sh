@@ -2,9 +2,12 @@
 # Copyright (C) rc_varuna authors 2026. ALL RIGHTS RESERVED.
 # See file LICENSE for terms.
 #
-# Sourced by contrib/quickstart, contrib/ucx-build and most other scripts of
-# contrib/ and test/: the build layout and a few helpers. Everything
-# generated lives under build/ (git-ignored).
+# The build layout and the helpers shared by the scripts of contrib/ and
+# test/: a script there that needs a path of the build or one of these
+# helpers sources this file rather than work the path out or write the
+# helper again (softib's own test scripts excepted: softib stands alone,
+# with softib/test/pair.sh). Everything generated lives under build/
+# (git-ignored).
 #
 
 RC_VARUNA_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
@@ -32,6 +35,9 @@ export CCACHE_DIR
 : "${RC_VARUNA_GTEST_FILTER:=*rc_varuna*}"
 
 
+# -------------------------------------------------------------------------
+# The script: its usage, its messages, its cleanups at exit
+
 # rc_varuna_usage [LAST]: the running script's usage, from its header
 # comment: the lines from "# Usage" up to the next bare "#" (or through the
 # first line matching the sed regex LAST, for a usage with blank lines in
@@ -44,6 +50,87 @@ rc_varuna_usage()
         sed -n '/^# Usage/,/^#$/{/^#$/!s/^# \{0,1\}//p}' "$0" >&2
     fi
     exit 2
+}
+
+rc_varuna_progress()
+{
+    printf '[%s] %s\n' "${0##*/}" "$*"
+}
+
+rc_varuna_die()
+{
+    printf '[%s] error: %s\n' "${0##*/}" "$*" >&2
+    exit 1
+}
+
+# rc_varuna_at_exit COMMAND: run the shell command COMMAND (a string, as
+# trap takes it) when the script exits, before those registered earlier.
+# One EXIT trap runs every cleanup of a script, so that a helper's and the
+# script's own do not replace each other: a script that registers any here
+# sets no EXIT trap of its own. A failing COMMAND changes neither the exit
+# status nor what runs after it.
+rc_varuna_at_exit_cmds=()
+rc_varuna_at_exit()
+{
+    rc_varuna_at_exit_cmds=("$1" "${rc_varuna_at_exit_cmds[@]}")
+    trap rc_varuna_at_exit_run EXIT
+}
+
+rc_varuna_at_exit_run()
+{
+    local cmd
+
+    for cmd in "${rc_varuna_at_exit_cmds[@]}"; do
+        eval "$cmd" || true
+    done
+}
+
+
+# -------------------------------------------------------------------------
+# Our build and the system: steps logged, configure once, the build on the
+# paths, root for apt-get
+
+# rc_varuna_run_logged <log name> <command...>: run a long step with its output
+# in build/logs/<log name>.log; show the end of the log if it fails.
+rc_varuna_run_logged()
+{
+    local log=$RC_VARUNA_LOGS/$1.log
+    local start=$SECONDS
+    shift
+
+    mkdir -p "$RC_VARUNA_LOGS"
+    if ! "$@" >"$log" 2>&1; then
+        tail -n 40 "$log" >&2
+        rc_varuna_die "'$*' failed, full log: $log"
+    fi
+    rc_varuna_progress "  done in $((SECONDS - start)) s" \
+                       "(log: ${log#$RC_VARUNA_ROOT/})"
+}
+
+# rc_varuna_configure <log name> <build dir> <configure> [args...]: run
+# configure in <build dir> unless it already ran there with the same arguments,
+# the same configure script (a regenerated one runs again, cleanly) and the
+# same versions of the packages of contrib/debian-packages (it checks for some)
+rc_varuna_configure()
+{
+    local log=$1 dir=$2
+    local stamp=$dir/.rc_varuna-configure
+    local id
+    shift 2
+
+    id=$({ printf '%s\n' "$@"
+           stat -c %Y "$1"
+           sed 's/#.*//' "$RC_VARUNA_ROOT/contrib/debian-packages" |
+               xargs dpkg-query -W 2>/dev/null || true; } |
+         sha256sum | cut -d' ' -f1)
+    [[ -f $dir/Makefile && -f $stamp && $(<"$stamp") == "$id" ]] && return
+
+    rc_varuna_progress "configuring ${dir#$RC_VARUNA_ROOT/}"
+    mkdir -p "$dir"
+    rm -f "$stamp"
+    rc_varuna_run_logged "$log" sh -c 'cd "$1" && shift && exec "$@"' sh \
+        "$dir" "$@"
+    printf '%s\n' "$id" >"$stamp"
 }
 
 # rc_varuna_use_build [--keep-prefix] [PROGRAM...]: our build first on the
@@ -68,27 +155,32 @@ rc_varuna_use_build()
     done
 }
 
-# rc_varuna_at_exit COMMAND: run the shell command COMMAND (a string, as
-# trap takes it) when the script exits, before those registered earlier.
-# One EXIT trap runs every cleanup of a script, so that a helper's and the
-# script's own do not replace each other: a script that registers any here
-# sets no EXIT trap of its own. A failing COMMAND changes neither the exit
-# status nor what runs after it.
-rc_varuna_at_exit_cmds=()
-rc_varuna_at_exit()
+# Run a command as root (apt-get), through sudo when we are not root
+rc_varuna_as_root()
 {
-    rc_varuna_at_exit_cmds=("$1" "${rc_varuna_at_exit_cmds[@]}")
-    trap rc_varuna_at_exit_run EXIT
+    if [[ $EUID -eq 0 ]]; then
+        "$@"
+    elif command -v sudo >/dev/null; then
+        sudo -n "$@"
+    else
+        rc_varuna_die "'$*' needs root (or sudo)"
+    fi
 }
 
-rc_varuna_at_exit_run()
+# gnuplot for the benchmarks' plots: Debian's gnuplot-nox, installed with
+# apt-get on first use
+rc_varuna_need_gnuplot()
 {
-    local cmd
-
-    for cmd in "${rc_varuna_at_exit_cmds[@]}"; do
-        eval "$cmd" || true
-    done
+    command -v gnuplot >/dev/null && return
+    rc_varuna_progress "installing gnuplot-nox (apt-get)"
+    rc_varuna_as_root apt-get install -y -q gnuplot-nox >/dev/null ||
+        rc_varuna_die "cannot install gnuplot-nox"
 }
+
+
+# -------------------------------------------------------------------------
+# Tests: a softib fabric of their own, the skip policy, checks said and
+# counted, the verdicts of the processes of a run
 
 # rc_varuna_softib_registry NAME: a softib fabric of the script's own, so
 # that fault rules and link changes of other runs never reach it, nor its
@@ -140,60 +232,6 @@ rc_varuna_fail()
     exit 1
 }
 
-rc_varuna_progress()
-{
-    printf '[%s] %s\n' "${0##*/}" "$*"
-}
-
-rc_varuna_die()
-{
-    printf '[%s] error: %s\n' "${0##*/}" "$*" >&2
-    exit 1
-}
-
-# rc_varuna_run_logged <log name> <command...>: run a long step with its output
-# in build/logs/<log name>.log; show the end of the log if it fails.
-rc_varuna_run_logged()
-{
-    local log=$RC_VARUNA_LOGS/$1.log
-    local start=$SECONDS
-    shift
-
-    mkdir -p "$RC_VARUNA_LOGS"
-    if ! "$@" >"$log" 2>&1; then
-        tail -n 40 "$log" >&2
-        rc_varuna_die "'$*' failed, full log: $log"
-    fi
-    rc_varuna_progress "  done in $((SECONDS - start)) s" \
-                       "(log: ${log#$RC_VARUNA_ROOT/})"
-}
-
-# rc_varuna_configure <log name> <build dir> <configure> [args...]: run
-# configure in <build dir> unless it already ran there with the same arguments,
-# the same configure script (a regenerated one runs again, cleanly) and the
-# same versions of the packages of contrib/debian-packages (it checks for some)
-rc_varuna_configure()
-{
-    local log=$1 dir=$2
-    local stamp=$dir/.rc_varuna-configure
-    local id
-    shift 2
-
-    id=$({ printf '%s\n' "$@"
-           stat -c %Y "$1"
-           sed 's/#.*//' "$RC_VARUNA_ROOT/contrib/debian-packages" |
-               xargs dpkg-query -W 2>/dev/null || true; } |
-         sha256sum | cut -d' ' -f1)
-    [[ -f $dir/Makefile && -f $stamp && $(<"$stamp") == "$id" ]] && return
-
-    rc_varuna_progress "configuring ${dir#$RC_VARUNA_ROOT/}"
-    mkdir -p "$dir"
-    rm -f "$stamp"
-    rc_varuna_run_logged "$log" sh -c 'cd "$1" && shift && exec "$@"' sh \
-        "$dir" "$@"
-    printf '%s\n' "$id" >"$stamp"
-}
-
 # rc_varuna_verdicts FILE WHO...: judge the verdict lines that the processes
 # of a run appended to FILE (VARUNA_VERDICT_FILE, src/tools/varuna_verdict.h:
 # one write each, so no line is cut or mixed with another process's output):
@@ -232,26 +270,4 @@ rc_varuna_verdicts()
         ((n == 1 && ok == 1)) || bad=$((bad + 1))
     done
     ((bad == 0))
-}
-
-# Run a command as root (apt-get), through sudo when we are not root
-rc_varuna_as_root()
-{
-    if [[ $EUID -eq 0 ]]; then
-        "$@"
-    elif command -v sudo >/dev/null; then
-        sudo -n "$@"
-    else
-        rc_varuna_die "'$*' needs root (or sudo)"
-    fi
-}
-
-# gnuplot for the benchmarks' plots: Debian's gnuplot-nox, installed with
-# apt-get on first use
-rc_varuna_need_gnuplot()
-{
-    command -v gnuplot >/dev/null && return
-    rc_varuna_progress "installing gnuplot-nox (apt-get)"
-    rc_varuna_as_root apt-get install -y -q gnuplot-nox >/dev/null ||
-        rc_varuna_die "cannot install gnuplot-nox"
 }

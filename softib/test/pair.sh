@@ -5,8 +5,10 @@
 #
 # Shell helpers for tests that run unmodified programs on softib: a private
 # registry, free TCP ports, and a server and a client process run as a pair,
-# each under a timeout. Sourced by softib/test/verbs-utils.sh and
-# test/perftest/run.sh (bash).
+# each under a timeout. Sourced (bash) by softib's own scripts,
+# softib/test/verbs-utils.sh and softib/test/bench.sh, and by the two of
+# rc_varuna that run ucx_perftest in pairs, test/perftest/run.sh and
+# contrib/bench. It needs nothing outside softib.
 #
 #   SOFTIB         the softib command (default: softib on PATH)
 #   SIB_KEEP_LOGS  keep the log directory (its path is printed)

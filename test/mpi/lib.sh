@@ -2,8 +2,9 @@
 # Copyright (C) rc_varuna authors 2026. ALL RIGHTS RESERVED.
 # See file LICENSE for terms.
 #
-# What test/mpi/run.sh (MPI) and test/mpi/shmem.sh (OpenSHMEM) share;
-# sourced after contrib/common.sh.
+# What the scripts that run test/mpi's programs share: test/mpi/run.sh
+# (MPI), test/mpi/shmem.sh (OpenSHMEM) and contrib/mpi-bench; sourced after
+# contrib/common.sh.
 #
 
 # Our UCX and softib first on the paths (make check passes
