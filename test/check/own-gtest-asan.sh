@@ -13,7 +13,7 @@
 # not see.
 #
 # Usage: test/check/own-gtest-asan.sh [auto|same] [GTEST ARGS...]
-# Environment: as own-gtest.sh (GTEST_FILTER selects cases).
+# Environment: as test/gtest/run-own.sh (GTEST_FILTER selects cases).
 #
 
 set -uo pipefail
@@ -50,4 +50,4 @@ export RC_VARUNA_TRIALS=${RC_VARUNA_TRIALS:-50}
 export GTEST_FILTER
 # softib's libibverbs comes in through LD_LIBRARY_PATH, not LD_PRELOAD, so
 # the ASan runtime is first in the gtest binary's library list
-exec bash "$RC_VARUNA_ROOT/test/check/own-gtest.sh" "${1:-auto}" "${@:2}"
+exec bash "$RC_VARUNA_ROOT/test/gtest/run-own.sh" "${1:-auto}" "${@:2}"

@@ -1,3 +1,4 @@
 #!/bin/bash
-# make check: our gtest cases with the standby on another device (see own-gtest.sh)
-exec bash "$(dirname "${BASH_SOURCE[0]}")/own-gtest.sh" auto "$@"
+# make check: our gtest cases with the standby on another device
+# (see test/gtest/run-own.sh)
+exec bash "$(dirname "${BASH_SOURCE[0]}")/../gtest/run-own.sh" auto "$@"

@@ -12,7 +12,7 @@
 # under valgrind); run them with VALGRIND_FILTER.
 #
 # Usage: test/check/own-gtest-valgrind.sh [auto|same] [GTEST ARGS...]
-# Environment: as own-gtest.sh; VALGRIND_FILTER replaces the default
+# Environment: as test/gtest/run-own.sh; VALGRIND_FILTER replaces the default
 # selection, e.g. VALGRIND_FILTER='rc_varuna/test_rc_varuna_failover.*'
 # with RC_VARUNA_FI_STEP=4 for the matrix.
 #
@@ -50,4 +50,4 @@ export RC_VARUNA_GTEST_WRAPPER="valgrind --fair-sched=try --leak-check=full
     --show-leak-kinds=definite,indirect
     --errors-for-leak-kinds=definite,indirect --error-exitcode=3
     --num-callers=30 --suppressions=${RC_VARUNA_UCX_SRC:-$UCX_SRC}/contrib/valgrind.supp"
-exec bash "$RC_VARUNA_ROOT/test/check/own-gtest.sh" "${1:-auto}" "${@:2}"
+exec bash "$RC_VARUNA_ROOT/test/gtest/run-own.sh" "${1:-auto}" "${@:2}"

@@ -32,6 +32,7 @@
 set -uo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/../../contrib/common.sh"
+. "$RC_VARUNA_ROOT/test/gtest/lib.sh"
 exclusions=$RC_VARUNA_ROOT/test/gtest/ucx-exclusions
 
 # The suites, as gtest test-case names; a trailing * matches a family.
@@ -135,33 +136,16 @@ shift
 find_group "$group" || { echo "unknown group '$group' (-l lists them)" >&2
                          exit 2; }
 
-build=${RC_VARUNA_UCX_BUILD:-$UCX_BLD}
-prefix=$RC_VARUNA_PREFIX
-gtest=$build/test/gtest/gtest
-softib=$prefix/bin/softib
 log=${UCX_SUITES_LOG:-$RC_VARUNA_LOGS/ucx-suites-$group.log}
 filter=$(build_filter)
 
-[[ -x $gtest ]] || { echo "$gtest is missing: build UCX first" >&2; exit 1; }
-[[ -x $softib ]] || { echo "$softib is missing: build softib" >&2; exit 1; }
-
-# The gtest binary finds UCX's libraries in its build tree; our prefix's
-# copies must not come first.
-LD_LIBRARY_PATH=$(printf '%s' "${LD_LIBRARY_PATH:-}" | tr ':' '\n' |
-                  grep -vxF "$prefix/lib" | paste -sd: -) || true
-export LD_LIBRARY_PATH
-# Rules and link changes of other runs must not reach this one, and the
-# registry is created with our SOFTIB_DEVICES
-rc_varuna_softib_registry gtest-$group
-# No terminal in CI: a backtrace on a fatal error instead of freezing
-export UCX_HANDLE_ERRORS=${UCX_HANDLE_ERRORS:-bt}
-export UCX_LOG_LEVEL=${UCX_LOG_LEVEL:-warn}
-
-cd "$build/test/gtest" || exit 1
+# the registry of its own is created with the devices of -d (SOFTIB_DEVICES)
+gtest_softib_setup gtest gtest-$group
 
 if ((list_only)); then
     echo "filter: $filter"
-    "$softib" run -- "$gtest" --gtest_list_tests --gtest_filter="$filter" |
+    "$gtest_softib" run -- "$gtest_bin" --gtest_list_tests \
+        --gtest_filter="$filter" |
         grep -c '^  ' | sed 's/$/ tests/'
     exit 0
 fi
@@ -170,8 +154,8 @@ mkdir -p "$(dirname "$log")"
 echo "$group: gtest --gtest_filter=$filter $*"
 echo "$group: full output in $log"
 start=$SECONDS
-timeout --kill-after=30 "${GTEST_TIMEOUT:-1800}" \
-    "$softib" run -- "$gtest" --gtest_filter="$filter" "$@" >"$log" 2>&1 &
+gtest_softib_run "${GTEST_TIMEOUT:-1800}" "$gtest_bin" \
+    --gtest_filter="$filter" "$@" >"$log" 2>&1 &
 pid=$!
 # Failures as they happen
 tail -n +1 --pid="$pid" -f "$log" 2>/dev/null |

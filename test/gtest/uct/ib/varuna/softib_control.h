@@ -28,7 +28,7 @@ public:
     const std::string &error() const { return m_error; }
 
     /* For a case that needs the control: skip it when the control is
-     * missing, except under our runners (test/check/own-gtest.sh sets
+     * missing, except under our runners (test/gtest/run-own.sh sets
      * RC_VARUNA_SOFTIB_REQUIRED), which always run under softib: there a
      * missing control is a broken set-up, and a skip would pass the run
      * without testing anything, so the case aborts */

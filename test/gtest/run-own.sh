@@ -8,7 +8,7 @@
 # softib, for one standby configuration. The binary runs under "softib run"
 # in a registry of its own and a timeout.
 #
-# Usage: test/check/own-gtest.sh auto|same [GTEST ARGS...]
+# Usage: test/gtest/run-own.sh auto|same [GTEST ARGS...]
 #          auto  standby on another device (UCX_RC_VARUNA_STANDBY=auto)
 #          same  standby on the other port of the same device
 # Environment: RC_VARUNA_PREFIX, RC_VARUNA_UCX_BUILD (". build/env.sh" or
@@ -18,13 +18,17 @@
 # no test or another skip fails, see test/gtest/gtest-verdict.sh),
 # RC_VARUNA_TRIALS / RC_VARUNA_SEED (the randomized trials, see docs/testing.md),
 # RC_VARUNA_GTEST_WRAPPER (a command the binary runs under, e.g. valgrind:
-# see own-gtest-valgrind.sh), RC_VARUNA_GTEST_BINARY (the binary in the build
-# tree's test/gtest, default gtest; own-gtest-asan.sh runs gtest-own).
+# see test/check/own-gtest-valgrind.sh), RC_VARUNA_GTEST_BINARY (the binary
+# in the build tree's test/gtest, default gtest; test/check/own-gtest-asan.sh
+# runs gtest-own).
+#
+# make check runs it from the entries test/check/own-gtest-*.sh.
 #
 
 set -uo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/../../contrib/common.sh"
+. "$RC_VARUNA_ROOT/test/gtest/lib.sh"
 standby=${1:?usage: $0 auto|same}
 shift
 case $standby in
@@ -32,37 +36,20 @@ auto|same) ;;
 *) echo "usage: $0 auto|same" >&2; exit 2 ;;
 esac
 
-build=${RC_VARUNA_UCX_BUILD:-$UCX_BLD}
-prefix=$RC_VARUNA_PREFIX
-gtest=$build/test/gtest/${RC_VARUNA_GTEST_BINARY:-gtest}
-softib=$prefix/bin/softib
-[[ -x $gtest ]] || { echo "$gtest is missing: build first" >&2; exit 1; }
-[[ -x $softib ]] || { echo "$softib is missing: build first" >&2; exit 1; }
-
-# The gtest binary uses UCX's libraries from its build tree, not our prefix's
-LD_LIBRARY_PATH=$(printf '%s' "${LD_LIBRARY_PATH:-}" | tr ':' '\n' |
-                  grep -vxF "$prefix/lib" | paste -sd: -) || true
-export LD_LIBRARY_PATH
-# Fault rules and link changes of other runs must not reach this one
-rc_varuna_softib_registry own-gtest-$standby
+gtest_softib_setup "${RC_VARUNA_GTEST_BINARY:-gtest}" own-gtest-$standby
 export UCX_RC_VARUNA_STANDBY=$standby
 # the cases find softib's control library there, and fail without it
-export RC_VARUNA_PREFIX=$prefix
+export RC_VARUNA_PREFIX
 export RC_VARUNA_SOFTIB_REQUIRED=1
-# No terminal in CI: a backtrace on a fatal error instead of freezing
-export UCX_HANDLE_ERRORS=${UCX_HANDLE_ERRORS:-bt}
-export UCX_LOG_LEVEL=${UCX_LOG_LEVEL:-warn}
 
 filter=${GTEST_FILTER:-*test_rc_varuna*}
 echo "own-gtest: STANDBY=$standby gtest --gtest_filter=$filter $*"
-cd "$build/test/gtest" || exit 1
 out=$(mktemp /tmp/own-gtest.XXXXXX)
 rc_varuna_at_exit 'rm -f "$out"'
 start=$SECONDS
 # shellcheck disable=SC2086 # the wrapper is a command line
-timeout --kill-after=30 "${GTEST_TIMEOUT:-1500}" \
-    "$softib" run -- ${RC_VARUNA_GTEST_WRAPPER:-} "$gtest" \
-    --gtest_filter="$filter" "$@" 2>&1 | tee "$out"
+gtest_softib_run "${GTEST_TIMEOUT:-1500}" ${RC_VARUNA_GTEST_WRAPPER:-} \
+    "$gtest_bin" --gtest_filter="$filter" "$@" 2>&1 | tee "$out"
 status=${PIPESTATUS[0]}
 ((status == 124)) && echo "own-gtest: TIMEOUT after ${GTEST_TIMEOUT:-1500} s"
 # A run that tested nothing, or skipped what it may not, fails. Allowed to
