@@ -2,7 +2,7 @@
 # Copyright (C) rc_varuna authors 2026. ALL RIGHTS RESERVED.
 # See file LICENSE for terms.
 #
-# What contrib/scale-bench and test/check/scale-256.sh share: varuna_demo's
+# What contrib/scale-bench and test/scale/run.sh share: varuna_demo's
 # server started under softib, and a link taken down once the client has
 # come so far (the latter also test/packages/check.sh's). Sourced after
 # contrib/common.sh; needs softib and varuna_demo on PATH.

@@ -21,7 +21,7 @@
 #   -L   before each failure the client's active link loses every
 #        response, both ways, for 30 ms: what either side sends meanwhile
 #        executes unconfirmed, so a failure usually finds executed
-#        operations in flight (not always: test/check/bidir.sh)
+#        operations in flight (not always: test/bidir/blanket.sh)
 #   -a   more varuna_bidir options for both sides (e.g. "-S 64": no
 #        rendezvous, only eager messages)
 #   -n   logs go to build/logs/bidir/NAME (default: the options)
