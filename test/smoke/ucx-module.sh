@@ -8,8 +8,8 @@
 # queries the rc_varuna component, on softib it lists rc_varuna with its
 # operations in both standby configurations, and libuct_ib has mlx5 as
 # Debian's build has.
-# Run by "make check" (RC_VARUNA_PREFIX set there) or by hand (default
-# build/prefix): test/smoke/ucx-module.sh
+# make check runs it from test/check/smoke.sh (RC_VARUNA_PREFIX set there);
+# by hand (default build/prefix): test/smoke/ucx-module.sh
 #
 
 set -euo pipefail
