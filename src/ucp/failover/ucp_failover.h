@@ -18,6 +18,8 @@
  * transport says never executed (uct_ep_outstanding_purge).
  */
 
+/* ucp_failover.c: what UCP calls when a lane fails and when it selects one */
+
 /*
  * The transport endpoint of a lane failed. Returns UCS_INPROGRESS when the
  * failover took it over (the caller returns that to the transport, which
@@ -46,6 +48,19 @@ int ucp_failover_unowned_ep_failed(ucp_worker_h worker, uct_ep_h uct_ep,
 void ucp_failover_ep_cleanup(ucp_ep_h ep);
 
 /*
+ * UCP selected a lane for remote memory access or atomics on resource
+ * rsc_index (wireup, patch 0010): whether to add a spare lane of the same
+ * transport on another device (UCX_UCP_FAILOVER_SPARE_LANE), so that an
+ * endpoint with no other lane has somewhere to move when both paths of
+ * this one fail.
+ */
+int ucp_failover_spare_lane(ucp_worker_h worker, ucp_rsc_index_t rsc_index);
+
+
+/* ucp_failover_xlate.c: the remote keys of a lane moved to another memory
+ * domain */
+
+/*
  * A remote key was unpacked for ep, or is destroyed. The failover keeps
  * the keys of endpoints that may move a lane to another memory domain: the
  * operations of such a lane carry the failed lane's key, and the same
@@ -56,13 +71,5 @@ void ucp_failover_rkey_unpacked(ucp_ep_h ep, ucp_rkey_h rkey);
 
 void ucp_failover_rkey_destroyed(ucp_rkey_h rkey);
 
-/*
- * UCP selected a lane for remote memory access or atomics on resource
- * rsc_index (wireup, patch 0010): whether to add a spare lane of the same
- * transport on another device (UCX_UCP_FAILOVER_SPARE_LANE), so that an
- * endpoint with no other lane has somewhere to move when both paths of
- * this one fail.
- */
-int ucp_failover_spare_lane(ucp_worker_h worker, ucp_rsc_index_t rsc_index);
 
 #endif
