@@ -597,5 +597,69 @@ UCS_TEST_P(test_rc_varuna_ucp_spare_lane, full_cycle)
     EXPECT_EQ(0u, m_err_count);
 }
 
+/*
+ * The moved lane's ports come back: it is connected again at once, not at
+ * the next try of UCX_UCP_FAILOVER_REBUILD_INTERVAL (here 5 s). Under
+ * flapping links the other lane's ports died in that wait, and endpoints
+ * ended with a lane whose ports had been up for most of a second (issue
+ * 48). Every put lands once, every fetch-add runs once, no endpoint error.
+ */
+UCS_TEST_P(test_rc_varuna_ucp_spare_lane, port_back_rebuilds_at_once)
+{
+    const double mult   = ucs::test_time_multiplier();
+    ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(60 * mult);
+    ucs::scoped_setenv interval("UCX_UCP_FAILOVER_REBUILD_INTERVAL",
+                                (ucs::to_string((int)(5 * mult)) +
+                                 "s").c_str());
+    ucs_time_t until, up;
+    unsigned port;
+
+    if (!spare()) {
+        UCS_TEST_SKIP_R("one lane: the first double failure ends it");
+    }
+
+    flush_workers();
+    port = rma_port();
+    map_target();
+    m_one   = 1;
+    m_one32 = 1;
+
+    expect_all_done(rounds_through(deadline, port, true));
+    verify_exactly_once();
+    ASSERT_EQ(1u, moved_lanes(sender().ep())) << "the lane did not move";
+
+    /* a while down, as a flapping link is */
+    until = ucs_get_time() + ucs_time_from_msec(300);
+    while (ucs_get_time() < until) {
+        progress();
+    }
+    ASSERT_EQ(1u, moved_lanes(sender().ep()))
+            << "the lane went back while its ports were down";
+
+    m_softib.link("softib0", port, true);
+    m_softib.link("softib1", port, true);
+    up    = ucs_get_time();
+    until = up + ucs_time_from_sec(2 * mult);
+    while (((moved_lanes(sender().ep()) != 0) ||
+            (peer_moved_lanes() != 0)) &&
+           (ucs_get_time() < until)) {
+        progress();
+    }
+    UCS_TEST_MESSAGE << "connected again "
+                     << ucs_time_to_msec(ucs_get_time() - up)
+                     << " ms after its ports came back";
+    /* (without it, the next failure would end the endpoints) */
+    ASSERT_EQ(0u, moved_lanes(sender().ep()))
+            << "the lane was not connected again within 2 s of its ports' "
+            << "return (the interval is 5 s)";
+    ASSERT_EQ(0u, peer_moved_lanes())
+            << "the peer's lane was not connected again within 2 s";
+
+    /* and it carries the traffic again, exactly once */
+    expect_all_done(rounds_through(deadline, 3 - port, true));
+    verify_exactly_once();
+    EXPECT_EQ(0u, m_err_count);
+}
+
 UCP_INSTANTIATE_TEST_CASE_TLS(test_rc_varuna_ucp_spare_lane, rcvar,
                               "rc_varuna,ud_verbs:aux")
