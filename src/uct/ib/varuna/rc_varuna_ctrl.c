@@ -471,7 +471,8 @@ void uct_rc_varuna_ep_ctrl_recv(uct_rc_varuna_ep_t *ep, unsigned lane,
         return;
     }
 
-    about = msg->lane;
+    about        = msg->lane;
+    ep->rp.heard = 1; /* the peer's side of the active lane is connected */
     uct_rc_varuna_iface_reprotect_recheck(iface);
     ucs_debug("rc_varuna: ep %p: control message %u about lane %u epoch %u "
               "psn 0x%x on lane %u", ep, msg->type, about, msg->epoch,

@@ -1052,6 +1052,7 @@ ucs_status_t uct_rc_varuna_ep_connect_to_ep(uct_ep_h tl_ep,
     ep->rp.initiator = uct_rc_varuna_ep_is_initiator(
                            iface, ep, &ah_attr_primary,
                            uct_ib_unpack_uint24(a->qp_num[0]));
+    ep->rp.connected = ucs_get_time();
 
     if ((standby->qp != NULL) &&
         (a->flags & UCT_RC_VARUNA_EP_ADDR_FLAG_STANDBY)) {

@@ -193,6 +193,10 @@ struct uct_rc_varuna_ep {
         ucs_time_t          unprotected;      /* since when the endpoint
                                                  has no standby (0: it has
                                                  one) */
+        ucs_time_t          connected;        /* when its primary lane was
+                                                 connected to the peer's */
+        uint8_t             heard;            /* a control message of the
+                                                 peer's came */
     } rp;
 
     /* control requests on the lanes (rc_varuna_ctrl.c) */

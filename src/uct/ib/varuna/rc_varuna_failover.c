@@ -181,6 +181,9 @@ void uct_rc_varuna_ep_failover(uct_rc_varuna_ep_t *ep, unsigned lane,
                      uct_rc_varuna_lane_str(iface, lane, from, sizeof(from)),
                      uct_rc_varuna_cause_str(cause));
             uct_rc_varuna_lane_fence(ep, lane);
+            /* the initiator's side may have seen nothing (its port is
+             * another one): it is told once our port is up */
+            ep->rp.ask |= !ep->rp.initiator;
             uct_rc_varuna_ep_reprotect_list(ep);
         }
         return;
@@ -195,8 +198,7 @@ void uct_rc_varuna_ep_failover(uct_rc_varuna_ep_t *ep, unsigned lane,
 
     if ((ep->lane[other].state != UCT_RC_VARUNA_LANE_STANDBY) ||
         (ep->super.flags & UCT_RC_EP_FLAG_FLUSH_CANCEL)) {
-        /* nowhere to go: the flushed requests take the endpoint through
-         * UCX's error path */
+        /* nowhere to go: the endpoint ends through UCX's error path */
         ucs_diag("rc_varuna: ep %p: lane %s failed (%s) with no standby "
                  "(lane %s %s)", ep,
                  uct_rc_varuna_lane_str(iface, lane, from, sizeof(from)),
@@ -204,14 +206,16 @@ void uct_rc_varuna_ep_failover(uct_rc_varuna_ep_t *ep, unsigned lane,
                  uct_rc_varuna_lane_str(iface, other, to, sizeof(to)),
                  uct_rc_varuna_lane_state_str(ep->lane[other].state));
         uct_rc_varuna_lane_fence(ep, lane);
-        if ((ep->tx.sn == ep->tx.done_sn) &&
-            !(ep->super.flags & UCT_RC_EP_FLAG_FLUSH_CANCEL)) {
-            /* nothing flushed to carry it: an idle endpoint whose standby
-             * was lost before (a failover onto it done, its port down)
-             * heard of its end only at its next operation, or from UCP's
-             * keepalive 20 s later, and UCP's lane failover waited that
-             * long. Not from here, which may be a loop over the
-             * endpoints */
+        if (!(ep->super.flags & UCT_RC_EP_FLAG_FLUSH_CANCEL)) {
+            /* at once, not when a flushed request comes back: there may be
+             * none. An idle endpoint, or one whose requests the peer has
+             * all acknowledged unsignaled (they complete without a
+             * completion of their own), heard of its end only at its next
+             * operation, or from UCP's keepalive 20 s later, and UCP's
+             * lane failover waited that long while the other lane's paths
+             * died too (issue 48). Not from here, which may be a loop over
+             * the endpoints; a flushed request that comes first ends it
+             * the same way, and this then finds it ended */
             uct_rc_varuna_ep_fail_later(ep, UCS_ERR_ENDPOINT_TIMEOUT);
         }
         return;

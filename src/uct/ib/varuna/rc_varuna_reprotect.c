@@ -218,39 +218,54 @@ static void uct_rc_varuna_ep_reprotect_late(uct_rc_varuna_iface_t *iface,
  * moves it on: its port coming up, the peer's message, a completion, a
  * failover. An idle worker then sleeps until the event (issue 28).
  */
-/* Whether anything has crossed the active lane yet (a failover, which
- * takes both sides, a completion, an active message). Before, the peer
- * may not have connected its QP: UCP connects the two sides one after the
- * other, and an endpoint created while a port is down lists its standby
- * for re-protection at once. A request to a QP that is not ready to
- * receive dies by retries, and takes the active lane with it (seen: a
- * client connecting after a failure lost all its endpoints at the
- * server's first request). */
-static int uct_rc_varuna_ep_crossed(const uct_rc_varuna_ep_t *ep)
+/* Whether the peer's side of the active lane is known to be connected:
+ * something crossed it (a failover, which takes both sides, a completion,
+ * an active message, a control message, the peer's log word written
+ * behind its operations), or REPROTECT_TIMEOUT passed since ours was
+ * connected. Before, the peer may not have connected its QP: UCP connects
+ * the two sides one after the other, and an endpoint created while a port
+ * is down lists its standby for re-protection at once. A request to a QP
+ * that is not ready to receive dies by retries, and takes the active lane
+ * with it (seen: a client connecting after a failure lost all its
+ * endpoints at the server's first request). Evidence alone was not enough:
+ * an endpoint that only received RMA, or nothing, never saw any, and its
+ * standby lost to a port event was never re-protected (issue 48). */
+static int uct_rc_varuna_ep_crossed(uct_rc_varuna_iface_t *iface,
+                                    uct_rc_varuna_ep_t *ep, ucs_time_t now)
 {
     return (ep->fo.epoch != 0) || (ep->tx.done_sn != 0) ||
-           (ep->rx.am_seq != 0);
+           (ep->rx.am_seq != 0) || ep->rp.heard ||
+           (*uct_rc_varuna_log_word(ep) != 0) ||
+           (now >= ep->rp.connected + iface->config.reprotect_timeout);
 }
 
 /*
  * Not the initiator, with our side of the standby failed alone (it could
- * not be connected, rp.ask): the peer's side may be a working standby as
- * far as it knows, and the initiator re-protects only lanes it knows are
- * failed (after a failover both sides know). So it is told, and told again
- * each REPROTECT_TIMEOUT until its request comes. Returns whether to stay
- * listed.
+ * not be connected, or its port failed, rp.ask): the peer's side may be a
+ * working standby as far as it knows, and the initiator re-protects only
+ * lanes it knows are failed (after a failover both sides know). So it is
+ * told, and told again each REPROTECT_TIMEOUT until its request comes.
+ * Returns whether the endpoint waits for time to pass.
  */
 static int uct_rc_varuna_ep_reprotect_ask(uct_rc_varuna_iface_t *iface,
                                           uct_rc_varuna_ep_t *ep,
                                           unsigned lane, ucs_time_t now)
 {
+    if ((ep->lane[lane].state == UCT_RC_VARUNA_LANE_FAILED) &&
+        (uct_rc_varuna_ep_unprotected_up(iface, ep, lane, now) >=
+         iface->config.reprotect_timeout)) {
+        /* the initiator has not re-protected the lane for a timeout since
+         * its port came back: it may not know it failed, or its attempt
+         * stalled; telling it again costs one message per timeout */
+        ep->rp.ask = 1;
+    }
     if (!ep->rp.ask ||
         (ep->lane[lane].state != UCT_RC_VARUNA_LANE_FAILED) ||
         (ep->lane[lane].qp == NULL) ||
         !uct_rc_varuna_ep_lane_port_up(iface, lane)) {
         return 0; /* the peer's request, or its port's event */
     }
-    if (!uct_rc_varuna_ep_crossed(ep) ||
+    if (!uct_rc_varuna_ep_crossed(iface, ep, now) ||
         ((ep->rp.asked != 0) &&
          (now < ep->rp.asked + iface->config.reprotect_timeout))) {
         return 1;
@@ -287,8 +302,8 @@ int uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
         return uct_rc_varuna_ep_reprotect_ask(iface, ep, lane, now);
     }
 
-    if (!uct_rc_varuna_ep_crossed(ep)) {
-        return 0;
+    if (!uct_rc_varuna_ep_crossed(iface, ep, now)) {
+        return 1; /* evidence, or the time since the connection */
     }
 
     if (ep->lane[lane].state == UCT_RC_VARUNA_LANE_RECONNECTING) {
@@ -610,9 +625,15 @@ void uct_rc_varuna_ep_reprotect_recv_ask(uct_rc_varuna_iface_t *iface,
 {
     unsigned about = msg->lane;
 
-    if (ep->rp.initiator && (about < UCT_RC_VARUNA_NUM_SIDES) &&
-        (about != ep->active) &&
-        (ep->lane[about].state == UCT_RC_VARUNA_LANE_STANDBY)) {
+    if (!ep->rp.initiator || (about >= UCT_RC_VARUNA_NUM_SIDES) ||
+        (about == ep->active)) {
+        return;
+    }
+    if (ep->lane[about].state == UCT_RC_VARUNA_LANE_FAILED) {
+        /* ours is lost too: the peer waits for our request, which the
+         * periodic check sends once its port is up */
+        uct_rc_varuna_ep_reprotect_list(ep);
+    } else if (ep->lane[about].state == UCT_RC_VARUNA_LANE_STANDBY) {
         /* a standby whose other side is not connected carries
          * nothing: fail it, and re-protect it as after a failover */
         ucs_diag("rc_varuna: ep %p: the peer's side of standby lane %u "
