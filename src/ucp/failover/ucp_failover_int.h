@@ -101,6 +101,10 @@ typedef struct ucp_failover {
         uint8_t             self;         /* the try's ask came back to us:
                                              an endpoint connected to its
                                              own worker */
+        int8_t              path_up;      /* the failed endpoint's local
+                                             ports, at the last look: 1 up,
+                                             0 down, -1 the transport does
+                                             not say */
         ucs_status_t        probe_status;
         uct_ep_h            uct_ep;       /* the new endpoint, on the failed
                                              lane's resource */

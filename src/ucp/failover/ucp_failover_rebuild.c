@@ -539,6 +539,31 @@ static void ucp_failover_restore_finish(ucp_failover_t *fo)
 }
 
 /* FORWARD: the next step of the rebuild */
+/* Whether a port of the failed lane came back since the last look (the
+ * transport's uct_ep_query says so, patch 0007): the next try is then now,
+ * at the first interval. Waiting out the timer, doubled by the tries that
+ * failed while the port was down, was the time in which the other lane's
+ * ports died too under flapping links, and the endpoint ended with a lane
+ * whose ports were up (issue 48). A transport that does not say keeps the
+ * timer alone. */
+static int ucp_failover_rebuild_port_back(ucp_failover_t *fo)
+{
+    uct_ep_attr_t attr;
+    int was_up;
+
+    if (fo->rebuild.path_up < 0) {
+        return 0;
+    }
+    attr.field_mask = UCT_EP_ATTR_FIELD_PATH_UP;
+    if (uct_ep_query(fo->failed_ep, &attr) != UCS_OK) {
+        fo->rebuild.path_up = -1;
+        return 0;
+    }
+    was_up              = fo->rebuild.path_up;
+    fo->rebuild.path_up = !!attr.path_up;
+    return !was_up && fo->rebuild.path_up;
+}
+
 void ucp_failover_rebuild_progress(ucp_failover_t *fo)
 {
     ucs_time_t now = ucs_get_time();
@@ -547,6 +572,13 @@ void ucp_failover_rebuild_progress(ucp_failover_t *fo)
 
     switch (fo->rebuild.state) {
     case UCP_FAILOVER_REBUILD_IDLE:
+        if (ucp_failover_rebuild_port_back(fo) && (now < fo->rebuild.next)) {
+            ucs_debug("ep %p: a port of lane %u came back: trying to connect "
+                      "it again now, not in %.0f ms", fo->ep, fo->lane,
+                      ucs_time_to_msec(fo->rebuild.next - now));
+            fo->rebuild.next     = now;
+            fo->rebuild.interval = fo->rebuild.base;
+        }
         if (now >= fo->rebuild.next) {
             ucp_failover_rebuild_ask(fo);
         }

@@ -359,6 +359,7 @@ void ucp_failover_forward(ucp_failover_t *fo)
         fo->rebuild.t_forward = ucs_get_time();
         fo->rebuild.interval  = fo->rebuild.base;
         fo->rebuild.next      = fo->rebuild.t_forward + fo->rebuild.base;
+        fo->rebuild.path_up   = 0;
     }
     ucp_wireup_replay_pending_requests(ep, &held);
 }

@@ -80,18 +80,32 @@ static uint32_t uct_rc_varuna_lane_qpn(const uct_rc_varuna_lane_t *lane)
     return (lane->qp != NULL) ? lane->qp->qp_num : 0;
 }
 
-ucs_status_t uct_rc_varuna_ep_query(uct_ep_h tl_ep, uct_ep_attr_t *ep_attr)
+/* Whether the local ports of one of the endpoint's lanes are up. UCP's
+ * lane failover asks it of a failed endpoint to connect the lane again as
+ * soon as a port comes back, not at its next timer: under flapping links
+ * the timer's wait was the time in which the other lane died too (issue
+ * 48). */
+static int uct_rc_varuna_ep_path_up(uct_rc_varuna_ep_t *ep)
 {
-    uct_rc_varuna_ep_t *ep = ucs_derived_of(tl_ep, uct_rc_varuna_ep_t);
+    uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
+    unsigned lane;
+
+    for (lane = 0; lane < UCT_RC_VARUNA_NUM_SIDES; lane++) {
+        if ((ep->lane[lane].qp != NULL) &&
+            !uct_rc_varuna_md_port_down(uct_rc_varuna_iface_md(iface), lane,
+                                        iface->side[lane].port_num)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static ucs_status_t uct_rc_varuna_ep_tx_token(uct_rc_varuna_ep_t *ep,
+                                              uct_ep_attr_t *ep_attr)
+{
     uct_rc_varuna_tx_token_t token;
     unsigned lane;
 
-    if (ep_attr->field_mask & ~UCT_EP_ATTR_FIELD_TX_TOKEN) {
-        return UCS_ERR_UNSUPPORTED;
-    }
-    if (!(ep_attr->field_mask & UCT_EP_ATTR_FIELD_TX_TOKEN)) {
-        return UCS_OK;
-    }
     if ((ep_attr->tx_token == NULL) ||
         (ep_attr->tx_token_length < sizeof(token))) {
         return UCS_ERR_INVALID_PARAM;
@@ -105,6 +119,27 @@ ucs_status_t uct_rc_varuna_ep_query(uct_ep_h tl_ep, uct_ep_attr_t *ep_attr)
     }
     memcpy(ep_attr->tx_token, &token, sizeof(token));
     ep_attr->tx_token_length = sizeof(token);
+    return UCS_OK;
+}
+
+ucs_status_t uct_rc_varuna_ep_query(uct_ep_h tl_ep, uct_ep_attr_t *ep_attr)
+{
+    uct_rc_varuna_ep_t *ep = ucs_derived_of(tl_ep, uct_rc_varuna_ep_t);
+    ucs_status_t status;
+
+    if (ep_attr->field_mask & ~(UCT_EP_ATTR_FIELD_TX_TOKEN |
+                                UCT_EP_ATTR_FIELD_PATH_UP)) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+    if (ep_attr->field_mask & UCT_EP_ATTR_FIELD_TX_TOKEN) {
+        status = uct_rc_varuna_ep_tx_token(ep, ep_attr);
+        if (status != UCS_OK) {
+            return status;
+        }
+    }
+    if (ep_attr->field_mask & UCT_EP_ATTR_FIELD_PATH_UP) {
+        ep_attr->path_up = uct_rc_varuna_ep_path_up(ep);
+    }
     return UCS_OK;
 }
 
