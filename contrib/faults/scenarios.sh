@@ -78,8 +78,11 @@
 #   after[:MODE]   the endpoint after a failover, link kept down (issue 9):
 #                  survive, peer-killed, new-client (by default; on softib
 #                  not new-client, see sc_after); after:survive:S idles S s
-#   flap:SECS[:PACE[:EPS]]  links that fail and heal at random, a path
-#                  always left: two UCP lanes (links 1+2, 3+4, as lane),
+#   flap:SECS[:PACE[:EPS[:shared]]]  links that fail and heal at random,
+#                  a path always left: two UCP lanes (links 1+2, 3+4, as lane;
+#                  shared, softib only: both processes on side A's ports, so
+#                  each port's failure is both sides' at once, the wiring
+#                  that found issue 48),
 #                  varuna_demo on EPS endpoint pairs (16) for SECS seconds
 #                  (30), and every 1.5 to 4 s (PACE slow, the default) or
 #                  0.1 to 1 s (fast) one of the four links, drawn at random,
@@ -1512,14 +1515,24 @@ sc_flap_seed()
 # flap:SECS[:PACE[:EPS]] (the scenario list's line)
 sc_flap()
 {
-    local secs=${1:-30} pace=${2:-slow} eps=${3:-16} name rounds
+    local secs=${1:-30} pace=${2:-slow} eps=${3:-16} wiring=${4:-} name rounds
     local SC_A_NET SC_A_STANDBY SC_B_NET SC_B_STANDBY
     local -x UCX_MAX_EAGER_LANES=2 UCX_MAX_RNDV_LANES=2
 
-    name=flap-$pace-$eps
+    name=flap-$pace-$eps${wiring:+-$wiring}
     local -x UCX_UCP_FAILOVER_REPORT=$SC_LOGS/$name/report.json
     sc_two_lanes || return 1
-    sc_flap_seed "flap:$secs:$pace:$eps"
+    if [[ $wiring == shared ]]; then
+        [[ $SC_BACKEND == softib ]] || {
+            sc_bad "$name: shared ports need softib"
+            return 1
+        }
+        SC_B_NET=$SC_A_NET SC_B_STANDBY=$SC_A_STANDBY
+    elif [[ -n $wiring ]]; then
+        sc_bad "flap: wiring '$wiring': pairs (the default) or shared"
+        return 1
+    fi
+    sc_flap_seed "flap:$secs:$pace:$eps${wiring:+:$wiring}"
     SC_LIMIT=$((secs + 120))
     # an upper bound: the client stops when told
     rounds=$(((secs + 10) * 60000))
