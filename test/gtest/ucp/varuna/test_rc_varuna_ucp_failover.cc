@@ -4,9 +4,7 @@
  * See file LICENSE for terms.
  */
 
-#include <common/test.h>
-#include <ucp/ucp_test.h>
-#include <uct/ib/varuna/softib_control.h>
+#include "rc_varuna_ucp_fixture.h"
 
 extern "C" {
 #include <ucp/core/ucp_ep.inl>
@@ -45,7 +43,7 @@ static unsigned json_uint(const std::string &line, const std::string &field)
  * order in UCP), every put lands, every atomic runs once, a flush after the
  * failure covers what was resent, and later traffic flows.
  */
-class test_rc_varuna_ucp_failover : public ucp_test {
+class test_rc_varuna_ucp_failover : public test_rc_varuna_ucp_base {
 public:
     enum {
         NUM_OPS    = 64,     /* of each kind */
@@ -63,11 +61,11 @@ public:
         VARIANT_OTHER_MD
     };
 
-    test_rc_varuna_ucp_failover() : m_err_count(0)
+    test_rc_varuna_ucp_failover()
     {
         /* the transport's settings are read when it opens (the
-         * environment); UCP's are in the test's configuration (init) */
-        configure_peer_failure_settings();
+         * environment, after the base's); UCP's are in the test's
+         * configuration (init) */
         m_env.push_back(new ucs::scoped_setenv("UCX_RC_VARUNA_STANDBY",
                                                other_md() ? "same" : "auto"));
     }
@@ -104,22 +102,13 @@ public:
 
     ucp_ep_params_t get_ep_params()
     {
-        ucp_ep_params_t params;
-
-        memset(&params, 0, sizeof(params));
-        params.field_mask      = UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
-                                 UCP_EP_PARAM_FIELD_ERR_HANDLER;
-        params.err_mode        = UCP_ERR_HANDLING_MODE_PEER;
-        params.err_handler.cb  = err_cb;
-        params.err_handler.arg = this;
-        return params;
+        return ep_params(err_cb);
     }
 
     virtual void init()
     {
         configure_lanes();
-        ucp_test::init();
-        m_softib.require();
+        test_rc_varuna_ucp_base::init();
         sender().connect(&receiver(), get_ep_params());
         receiver().connect(&sender(), get_ep_params());
 
@@ -134,38 +123,22 @@ public:
                                                      &param));
     }
 
-    virtual void cleanup()
+protected:
+    /* the cases that are not m_full make the endpoints fail */
+    virtual bool hide_cleanup_errors() const
     {
-        if (m_softib.error().empty()) {
-            m_softib.reset();
-        }
-        m_rkey.reset();
-        if (m_memh != NULL) {
-            ucp_mem_unmap(receiver().ucph(), m_memh);
-            m_memh = NULL;
-        }
-        if (m_full) {
-            ucp_test::cleanup();
-            return;
-        }
-        /* the endpoints failed: closing them reports it */
-        scoped_log_handler hide_err(hide_errors_logger);
-        scoped_log_handler hide_warn(hide_warns_logger);
-        ucp_test::cleanup();
+        return !m_full;
     }
 
-protected:
     struct port {
         std::string dev;
         unsigned    num;
     };
 
+    /* the base's count, and a message */
     static void err_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
     {
-        test_rc_varuna_ucp_failover *self =
-                reinterpret_cast<test_rc_varuna_ucp_failover*>(arg);
-
-        ++self->m_err_count;
+        test_rc_varuna_ucp_base::err_cb(arg, ep, status);
         UCS_TEST_MESSAGE << "error callback: " << ucs_status_string(status);
     }
 
@@ -259,22 +232,8 @@ protected:
 
     void map_target(size_t length)
     {
-        ucp_mem_map_params_t params;
-        void *rkey_buffer;
-        size_t rkey_size;
-
         m_target.resize(length, 0);
-        params.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
-                            UCP_MEM_MAP_PARAM_FIELD_LENGTH;
-        params.address    = &m_target[0];
-        params.length     = length;
-        ASSERT_UCS_OK(ucp_mem_map(receiver().ucph(), &params, &m_memh));
-        ASSERT_UCS_OK(ucp_rkey_pack(receiver().ucph(), m_memh, &rkey_buffer,
-                                    &rkey_size));
-        ucp_rkey_h rkey;
-        ASSERT_UCS_OK(ucp_ep_rkey_unpack(sender().ep(), rkey_buffer, &rkey));
-        m_rkey.reset(rkey, ucp_rkey_destroy);
-        ucp_rkey_buffer_release(rkey_buffer);
+        map_target_memory(&m_target[0], length);
     }
 
     uint64_t remote(size_t offset)
@@ -512,12 +471,8 @@ protected:
         m_reqs.clear();
     }
 
-    size_t                   m_err_count;
     bool                     m_full = true;
-    softib_control           m_softib;
     std::vector<char>        m_target;
-    ucp_mem_h                m_memh = NULL;
-    ucs::handle<ucp_rkey_h>  m_rkey;
     std::vector<void*>       m_reqs;
     std::vector<std::string> m_what;
     std::vector<ucs_status_t> m_status;

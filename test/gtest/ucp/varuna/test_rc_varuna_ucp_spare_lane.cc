@@ -4,9 +4,7 @@
  * See file LICENSE for terms.
  */
 
-#include <common/test.h>
-#include <ucp/ucp_test.h>
-#include <uct/ib/varuna/softib_control.h>
+#include "rc_varuna_ucp_fixture.h"
 
 extern "C" {
 #include <ucp/core/ucp_ep.inl>
@@ -47,7 +45,7 @@ extern "C" {
  * UCX_UCP_FAILOVER_REBUILD_INTERVAL, here 100 ms: in every case below that
  * keeps the ports down until the end, those tries fail while the test runs.
  */
-class test_rc_varuna_ucp_spare_lane : public ucp_test {
+class test_rc_varuna_ucp_spare_lane : public test_rc_varuna_ucp_base {
 public:
     enum {
         NUM_OPS = 96,   /* rounds of put + fetch-add + 32-bit fetch-add */
@@ -62,9 +60,8 @@ public:
         VARIANT_SPARE_PEER
     };
 
-    test_rc_varuna_ucp_spare_lane() : m_err_count(0)
+    test_rc_varuna_ucp_spare_lane()
     {
-        configure_peer_failure_settings();
         m_env.push_back(new ucs::scoped_setenv("UCX_RC_VARUNA_STANDBY",
                                                "auto"));
         m_env.push_back(new ucs::scoped_setenv("UCX_UCP_FAILOVER_SPARE_LANE",
@@ -91,29 +88,13 @@ public:
     {
         /* two ports of softib0, their standbys the same ports of softib1 */
         modify_config("NET_DEVICES", "softib0:1,softib0:2");
-        ucp_test::init();
-        m_softib.require();
+        test_rc_varuna_ucp_base::init();
         if (loopback()) {
             sender().connect(&sender(), get_ep_params());
             return;
         }
         sender().connect(&receiver(), get_ep_params());
         receiver().connect(&sender(), get_ep_params());
-    }
-
-    virtual void cleanup()
-    {
-        if (m_softib.error().empty()) {
-            m_softib.reset();
-        }
-        m_rkey.reset();
-        if (m_memh != NULL) {
-            ucp_mem_unmap(target().ucph(), m_memh);
-            m_memh = NULL;
-        }
-        scoped_log_handler hide_err(hide_errors_logger);
-        scoped_log_handler hide_warn(hide_warns_logger);
-        ucp_test::cleanup();
     }
 
 protected:
@@ -128,29 +109,17 @@ protected:
     }
 
     /* the entity whose memory the sender's operations reach */
-    entity &target()
+    virtual entity &target()
     {
         return loopback() ? sender() : receiver();
     }
 
     ucp_ep_params_t get_ep_params()
     {
-        ucp_ep_params_t params;
-
-        memset(&params, 0, sizeof(params));
         if (!spare() || (get_variant_value() == VARIANT_SPARE_PEER)) {
-            params.field_mask      = UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
-                                     UCP_EP_PARAM_FIELD_ERR_HANDLER;
-            params.err_mode        = UCP_ERR_HANDLING_MODE_PEER;
-            params.err_handler.cb  = err_cb;
-            params.err_handler.arg = this;
+            return ep_params(err_cb); /* error handling mode peer */
         }
-        return params;
-    }
-
-    static void err_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
-    {
-        ++reinterpret_cast<test_rc_varuna_ucp_spare_lane*>(arg)->m_err_count;
+        return ep_params(NULL);
     }
 
     /* the devices ("softib0:1") of the endpoint's memory access lanes */
@@ -170,22 +139,8 @@ protected:
 
     void map_target()
     {
-        ucp_mem_map_params_t params;
-        void *rkey_buffer;
-        size_t rkey_size;
-        ucp_rkey_h rkey;
-
         m_target.assign(SLOTS, 0);
-        params.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
-                            UCP_MEM_MAP_PARAM_FIELD_LENGTH;
-        params.address    = &m_target[0];
-        params.length     = SLOTS * sizeof(uint64_t);
-        ASSERT_UCS_OK(ucp_mem_map(target().ucph(), &params, &m_memh));
-        ASSERT_UCS_OK(ucp_rkey_pack(target().ucph(), m_memh, &rkey_buffer,
-                                    &rkey_size));
-        ASSERT_UCS_OK(ucp_ep_rkey_unpack(sender().ep(), rkey_buffer, &rkey));
-        m_rkey.reset(rkey, ucp_rkey_destroy);
-        ucp_rkey_buffer_release(rkey_buffer);
+        map_target_memory(&m_target[0], SLOTS * sizeof(uint64_t));
     }
 
     /* put i into slot 1 + i, fetch-add 1 on slot 0, 32-bit fetch-add 1 on
@@ -383,11 +338,7 @@ protected:
         return moved;
     }
 
-    size_t                  m_err_count;
-    softib_control          m_softib;
     std::vector<uint64_t>   m_target;
-    ucp_mem_h               m_memh = NULL;
-    ucs::handle<ucp_rkey_h> m_rkey;
     std::vector<void*>      m_reqs;
     std::vector<uint32_t>   m_rules;
     uint64_t                m_one;
