@@ -101,10 +101,13 @@
 #   short          links down-A loss-B cycles:3 mpi:2 mpi-double:1
 #                  shmem-cycle:1 after wakeup udqp lane lane-peer-killed
 #                  loss-B:64, and on softib cycles:10:64 loss-A:64
+#                  flap:15:fast:8:shared
 #   long           links down-A down-B loss-A loss-B blanket cycles:20
 #                  cycles:10:64 down-A:64 loss-A:64 loss-B:64 mpi:10 mpi:4:4
 #                  mpi-double:5 shmem-double:3 shmem-cycle:3 lane
-#                  lane-peer-killed
+#                  lane-peer-killed flap:30:slow flap:30:fast
+#                  mpi-flap:30:slow, and on softib flap:30:slow:16:shared
+#                  flap:30:fast:16:shared
 #
 # Needs RC_VARUNA_PREFIX (our build/prefix; on rxe visible in the guest: not
 # under the host's /tmp, /run or /dev/shm), and for mpi:N RC_VARUNA_MPI_PROG (the
@@ -1630,10 +1633,15 @@ list="$*"
 if [[ -z $list || $list == short ]]; then
     list="links down-A loss-B cycles:3 mpi:2 mpi-double:1 shmem-cycle:1 after wakeup udqp lane lane-peer-killed loss-B:64"
     # 64 endpoint pairs through cycles: 15 s on softib, minutes under TCG
-    [[ $SC_BACKEND == softib ]] && list+=" cycles:10:64 loss-A:64"
+    # and 15 s of fast flapping on the wiring that found issue 48
+    [[ $SC_BACKEND == softib ]] &&
+        list+=" cycles:10:64 loss-A:64 flap:15:fast:8:shared"
 fi
-[[ $list == long ]] &&
-    list="links down-A down-B loss-A loss-B blanket cycles:20 cycles:10:64 down-A:64 loss-A:64 loss-B:64 mpi:10 mpi:4:4 mpi-double:5 shmem-double:3 shmem-cycle:3 lane lane-peer-killed"
+if [[ $list == long ]]; then
+    list="links down-A down-B loss-A loss-B blanket cycles:20 cycles:10:64 down-A:64 loss-A:64 loss-B:64 mpi:10 mpi:4:4 mpi-double:5 shmem-double:3 shmem-cycle:3 lane lane-peer-killed flap:30:slow flap:30:fast mpi-flap:30:slow"
+    [[ $SC_BACKEND == softib ]] &&
+        list+=" flap:30:slow:16:shared flap:30:fast:16:shared"
+fi
 for sc in $list; do
     SC_CURRENT=$sc
     case $sc in
