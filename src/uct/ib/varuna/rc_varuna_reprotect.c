@@ -251,19 +251,20 @@ static int uct_rc_varuna_ep_reprotect_ask(uct_rc_varuna_iface_t *iface,
                                           uct_rc_varuna_ep_t *ep,
                                           unsigned lane, ucs_time_t now)
 {
-    if ((ep->lane[lane].state == UCT_RC_VARUNA_LANE_FAILED) &&
-        (uct_rc_varuna_ep_unprotected_up(iface, ep, lane, now) >=
-         iface->config.reprotect_timeout)) {
+    if ((ep->lane[lane].state != UCT_RC_VARUNA_LANE_FAILED) ||
+        (ep->lane[lane].qp == NULL) ||
+        !uct_rc_varuna_ep_lane_port_up(iface, lane)) {
+        return 0; /* the peer's request, or its port's event */
+    }
+    if (!ep->rp.ask) {
+        if (uct_rc_varuna_ep_unprotected_up(iface, ep, lane, now) <
+            iface->config.reprotect_timeout) {
+            return 1; /* the initiator's request, or the timeout */
+        }
         /* the initiator has not re-protected the lane for a timeout since
          * its port came back: it may not know it failed, or its attempt
          * stalled; telling it again costs one message per timeout */
         ep->rp.ask = 1;
-    }
-    if (!ep->rp.ask ||
-        (ep->lane[lane].state != UCT_RC_VARUNA_LANE_FAILED) ||
-        (ep->lane[lane].qp == NULL) ||
-        !uct_rc_varuna_ep_lane_port_up(iface, lane)) {
-        return 0; /* the peer's request, or its port's event */
     }
     if (!uct_rc_varuna_ep_crossed(iface, ep, now) ||
         ((ep->rp.asked != 0) &&
