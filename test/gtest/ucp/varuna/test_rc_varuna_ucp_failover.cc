@@ -12,6 +12,7 @@ extern "C" {
 #include <uct/ib/varuna/rc_varuna.h>
 }
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <vector>
@@ -421,6 +422,16 @@ protected:
     bool setup(std::vector<port> *ports);
     void invalidate(entity &e, const std::vector<port> &lane);
     void fail_and_expect_moved(fault how);
+    void other_lane_dies_after(double delay_ms);
+
+    struct same_port {
+        const port &m_port;
+        same_port(const port &p) : m_port(p) {}
+        bool operator()(const port &p) const
+        {
+            return (p.dev == m_port.dev) && (p.num == m_port.num);
+        }
+    };
     void expect_moved(const std::vector<port> &ports,
                       const std::string &report, ucs_time_t deadline);
 
@@ -787,6 +798,84 @@ UCS_TEST_P(test_rc_varuna_ucp_failover, every_lane_dies)
     scoped_log_handler slh(hide_errors_logger);
     scenario(ports, all, false, deadline);
     expect_today(deadline);
+}
+
+/* The other lane dies while the first one's failover is under way (issue
+ * 48, item 4): the endpoint ends, and every request on it completes, with
+ * an error where it did not go through, within UCX_UCP_FAILOVER_TIMEOUT of
+ * the last path's death (the transport's detection takes tens of ms more);
+ * nothing runs twice. The delay between the two deaths puts the second in
+ * a different step of the first failover: its query, its replay, after. */
+void test_rc_varuna_ucp_failover::other_lane_dies_after(double delay_ms)
+{
+    ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(30);
+    std::vector<port> ports, others;
+    ucs_time_t start, died;
+
+    m_full = false;
+    if (!setup(&ports)) {
+        UCS_TEST_SKIP_R("no two rc_varuna lanes with four distinct ports");
+    }
+    for (unsigned d = 0; d < 2; ++d) {
+        for (unsigned n = 1; n <= 2; ++n) {
+            port p;
+            p.dev = "softib" + ucs::to_string(d);
+            p.num = n;
+            if (std::find_if(ports.begin(), ports.end(), same_port(p)) ==
+                ports.end()) {
+                others.push_back(p);
+            }
+        }
+    }
+    ASSERT_EQ(2u, others.size());
+
+    ucs::scoped_setenv timeout("UCX_UCP_FAILOVER_TIMEOUT", "1s");
+    scoped_log_handler slh(hide_errors_logger);
+    scenario(ports, ports, false, deadline);
+    start = ucs_get_time();
+    while (ucs_time_to_msec(ucs_get_time() - start) < delay_ms) {
+        progress();
+    }
+    /* zero-copy puts in flight when the last path dies, whatever the
+     * first failover got done meanwhile (a put of the same bytes to the
+     * same place again changes nothing the checks look at) */
+    ucp_request_param_t param;
+    memset(&param, 0, sizeof(param));
+    for (unsigned i = 0; i < NUM_OPS / 4; ++i) {
+        check_request(ucp_put_nbx(sender().ep(), &m_put_src[i][0],
+                                  m_put_src[i].size(), remote(i * PUT_SLOT),
+                                  m_rkey, &param),
+                      "put after the first failure");
+    }
+    for (size_t p = 0; p < others.size(); ++p) {
+        m_softib.link(others[p].dev, others[p].num, false);
+    }
+    died = ucs_get_time();
+    expect_today(deadline);
+
+    double took_ms = ucs_time_to_msec(ucs_get_time() - died);
+    UCS_TEST_MESSAGE << "other lane died " << delay_ms << " ms after the "
+                     << "first; every request done " << took_ms
+                     << " ms after, " << m_err_count << " error callback(s)";
+    /* one per endpoint: the sender's and the receiver's */
+    EXPECT_EQ(2u, m_err_count);
+    EXPECT_LT(took_ms, 1000.0 + 500.0)
+            << "requests waited past UCX_UCP_FAILOVER_TIMEOUT";
+}
+
+UCS_TEST_P(test_rc_varuna_ucp_failover, other_lane_dies_at_once)
+{
+    other_lane_dies_after(0.5);
+}
+
+UCS_TEST_P(test_rc_varuna_ucp_failover, other_lane_dies_after_20ms)
+{
+    other_lane_dies_after(20);
+}
+
+UCS_TEST_P(test_rc_varuna_ucp_failover, other_lane_dies_after_300ms)
+{
+    other_lane_dies_after(300);
 }
 
 /* UCX_UCP_FAILOVER_ENABLE=n: the endpoint fails as without the hook */
