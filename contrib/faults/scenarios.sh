@@ -88,8 +88,10 @@
 #                  0.1 to 1 s (fast) one of the four links, drawn at random,
 #                  goes down or comes back, never fewer than two of them
 #                  up. The draws follow SC_SEED (printed, with the line that
-#                  runs them again; by default from the clock). Exactly
-#                  once, no endpoint ended, no hang
+#                  runs them again; by default from the clock). Then 5 s
+#                  with every link up (SC_FLAP_SETTLE) and both lanes'
+#                  primaries down at once: every endpoint re-protected.
+#                  Exactly once, no endpoint ended, no hang
 #   mpi-flap:SECS[:PACE]  the same faults under Open MPI: bidir_failover,
 #                  2 ranks over the two lanes, as many iterations as SECS
 #                  take at about 1,000 a second (the faults go on until
@@ -1503,6 +1505,32 @@ sc_flap_links()
     done
 }
 
+# After the flapping: SC_FLAP_SETTLE seconds (default 5) with every link
+# up, then both lanes' primary links (1 and 3) down at once for 2 s, while
+# PID runs. Re-protection is bounded by UCX_RC_VARUNA_REPROTECT_TIMEOUT (1
+# s) and a lane's rebuild starts when its port comes back, so by then every
+# endpoint, busy or idle, has its standby again; one that had not would
+# end (its lane has no path left, nor has the other lane), and the run's
+# "no endpoint ended" would fail. Sets SC_FLAP_SETTLED to 1 if PID still
+# ran when the links went down. sc_flap_settled PID
+sc_flap_settled()
+{
+    local pid=$1 settle=${SC_FLAP_SETTLE:-5}
+
+    SC_FLAP_SETTLED=0
+    fsleep "$settle"
+    kill -0 $pid 2>/dev/null || return 0
+    link_down 1 A
+    link_down 3 A
+    sc_event "flap: settled $settle s; links 1 and 3 (both lanes' primaries)" \
+             "down"
+    fsleep 2
+    link_heal 1
+    link_heal 3
+    sc_event "flap: links 1 and 3 up"
+    kill -0 $pid 2>/dev/null && SC_FLAP_SETTLED=1
+}
+
 # The seed of a flapping run: SC_SEED if given, else from the clock;
 # seeds bash's generator and says how to run the same draws again.
 # sc_flap_seed SCENARIO
@@ -1538,21 +1566,27 @@ sc_flap()
     sc_flap_seed "flap:$secs:$pace:$eps${wiring:+:$wiring}"
     SC_LIMIT=$((secs + 120))
     # an upper bound: the client stops when told
-    rounds=$(((secs + 10) * 60000))
+    rounds=$(((secs + 20) * 60000))
     [[ ${SC_MANY_PACE_US:-0} -gt 0 ]] &&
-        rounds=$(((secs + 10) * 1000000 / SC_MANY_PACE_US))
+        rounds=$(((secs + 20) * 1000000 / SC_MANY_PACE_US))
     sc_mark "$name: varuna_demo on $eps endpoint pairs over two UCP lanes" \
             "($(sc_many_pace)), $secs s of links failing and healing" \
             "($pace), two of four always up"
     sc_start_many "$name" $rounds $eps
     sc_wait_round 1
     sc_flap_links $SC_CLIENT "$secs" "$pace"
+    sc_flap_settled $SC_CLIENT
     : >"$SC_DIR/stop"
     sc_end
     sc_reports
-    if [[ $SC_OK -eq 1 && $SC_CONFLICTS -eq 0 ]]; then
-        sc_ok "$name: exactly once through $SC_FLAP_CHANGES link changes," \
-              "no endpoint ended; $SC_REPORTS failovers, $(sc_count \
+    if [[ $SC_OK -eq 1 && $SC_CONFLICTS -eq 0 && $SC_FLAP_SETTLED -eq 0 ]]
+    then
+        sc_bad "$name: the client had ended before both primaries went" \
+               "down after the flapping (logs: $SC_DIR)"
+    elif [[ $SC_OK -eq 1 && $SC_CONFLICTS -eq 0 ]]; then
+        sc_ok "$name: exactly once through $SC_FLAP_CHANGES link changes" \
+              "and both primaries down after, no endpoint ended;" \
+              "$SC_REPORTS failovers, $(sc_count \
               "$SC_DIR/report.json" '"event":"lane_failover"') lane" \
               "failovers ($SC_SECS s)"
     else
