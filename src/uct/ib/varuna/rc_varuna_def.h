@@ -186,6 +186,10 @@ typedef enum {
     UCT_RC_VARUNA_CAUSE_WATCHDOG,    /* nothing completed for too long */
     UCT_RC_VARUNA_CAUSE_USER,        /* uct_rc_varuna_ep_fail_lane() */
     UCT_RC_VARUNA_CAUSE_REFUSED,     /* the QP refused a request */
+    UCT_RC_VARUNA_CAUSE_FAILBACK,    /* planned: back to the primary lane,
+                                        the standby again for
+                                        FAILBACK_HOLD (or the peer's
+                                        failback) */
     UCT_RC_VARUNA_CAUSE_LAST
 } uct_rc_varuna_cause_t;
 
@@ -258,8 +262,11 @@ enum {
                                                          the expected PSN
                                                          (it could not be
                                                          read) */
-    UCT_RC_VARUNA_CTRL_FLAG_LOG         = UCS_BIT(3)  /* FAILOVER: log_sn is
+    UCT_RC_VARUNA_CTRL_FLAG_LOG         = UCS_BIT(3), /* FAILOVER: log_sn is
                                                          the log word */
+    UCT_RC_VARUNA_CTRL_FLAG_FAILBACK    = UCS_BIT(4)  /* FAILOVER: a planned
+                                                         failback, no
+                                                         failure */
 };
 
 

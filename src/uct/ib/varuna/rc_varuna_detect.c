@@ -299,6 +299,8 @@ static void uct_rc_varuna_iface_periodic(uct_rc_varuna_iface_t *iface,
         iface->fo.reprotect_timed |= uct_rc_varuna_ep_reprotect_try(iface,
                                                                     ep, now);
     }
+
+    uct_rc_varuna_iface_failback_check(iface, now);
 }
 
 void uct_rc_varuna_iface_failover_check(uct_rc_varuna_iface_t *iface)

@@ -1199,6 +1199,7 @@ UCS_CLASS_INIT_FUNC(uct_rc_varuna_ep_t, const uct_ep_params_t *params)
     memset(&self->tx, 0, sizeof(self->tx));
     memset(&self->fo, 0, sizeof(self->fo));
     memset(&self->rp, 0, sizeof(self->rp));
+    memset(&self->fb, 0, sizeof(self->fb));
     memset(&self->ctrl, 0, sizeof(self->ctrl));
     memset(&self->peer, 0, sizeof(self->peer));
     memset(&self->peer_log, 0, sizeof(self->peer_log));

@@ -199,6 +199,14 @@ struct uct_rc_varuna_ep {
                                                  peer's came */
     } rp;
 
+    /* failback to the primary lane (rc_varuna_failback.c) */
+    struct {
+        ucs_list_link_t     list;             /* in iface->fo.failback */
+        uint8_t             listed;
+        ucs_time_t          since;            /* the primary the standby
+                                                 again */
+    } fb;
+
     /* control requests on the lanes (rc_varuna_ctrl.c) */
     struct {
         uint8_t             pending;          /* bits of ctrl_wr_t to post */

@@ -70,8 +70,17 @@ static const char *uct_rc_varuna_cause_names[] = {
     [UCT_RC_VARUNA_CAUSE_PEER]      = "peer_notification",
     [UCT_RC_VARUNA_CAUSE_WATCHDOG]  = "watchdog",
     [UCT_RC_VARUNA_CAUSE_USER]      = "requested",
-    [UCT_RC_VARUNA_CAUSE_REFUSED]   = "post_refused"
+    [UCT_RC_VARUNA_CAUSE_REFUSED]   = "post_refused",
+    [UCT_RC_VARUNA_CAUSE_FAILBACK]  = "failback"
 };
+
+/* The cause of a failover the peer's FAILOVER message starts: its failback
+ * is ours too */
+static uct_rc_varuna_cause_t uct_rc_varuna_peer_cause(uint8_t msg_flags)
+{
+    return (msg_flags & UCT_RC_VARUNA_CTRL_FLAG_FAILBACK) ?
+           UCT_RC_VARUNA_CAUSE_FAILBACK : UCT_RC_VARUNA_CAUSE_PEER;
+}
 
 const char *uct_rc_varuna_cause_str(uct_rc_varuna_cause_t cause)
 {
@@ -221,7 +230,11 @@ void uct_rc_varuna_ep_failover(uct_rc_varuna_ep_t *ep, unsigned lane,
         return;
     }
 
-    iface->fo.failovers++;
+    if (cause == UCT_RC_VARUNA_CAUSE_FAILBACK) {
+        iface->fo.failbacks++;
+    } else {
+        iface->fo.failovers++;
+    }
     memset(&ep->fo.report, 0, sizeof(ep->fo.report));
     ep->fo.report.t_detect    = ucs_get_time();
     ep->fo.report.cause       = cause;
@@ -275,6 +288,9 @@ void uct_rc_varuna_ep_failover(uct_rc_varuna_ep_t *ep, unsigned lane,
      * into our log word over it is all there is */
     msg->log_sn  = *uct_rc_varuna_log_word(ep);
     msg->flags  |= UCT_RC_VARUNA_CTRL_FLAG_LOG;
+    if (cause == UCT_RC_VARUNA_CAUSE_FAILBACK) {
+        msg->flags |= UCT_RC_VARUNA_CTRL_FLAG_FAILBACK;
+    }
 
     ucs_diag("rc_varuna: ep %p: failing over from %s to %s (%s), %u in "
              "flight", ep,
@@ -775,7 +791,8 @@ void uct_rc_varuna_ep_failover_noticed(uct_rc_varuna_ep_t *ep)
     if ((ep->fo.state == UCT_RC_VARUNA_FO_IDLE) &&
         (ep->fo.notice.lane == ep->active) &&
         uct_rc_varuna_ep_has_standby(ep)) {
-        uct_rc_varuna_ep_failover(ep, ep->active, UCT_RC_VARUNA_CAUSE_PEER);
+        uct_rc_varuna_ep_failover(ep, ep->active,
+                                  uct_rc_varuna_peer_cause(ep->fo.notice.flags));
     }
 }
 
@@ -793,6 +810,7 @@ void uct_rc_varuna_ep_failover_cleanup(uct_rc_varuna_ep_t *ep,
         ucs_list_del(&ep->fo.list);
     }
     uct_rc_varuna_ep_fo_enter(ep, state);
+    uct_rc_varuna_ep_failback_cleanup(ep);
     ep->fo.notice.valid = 0;
     ep->fo.flags        = 0;
     ep->ctrl.pending    = 0;
@@ -903,7 +921,8 @@ void uct_rc_varuna_ep_failover_peer_fenced(uct_rc_varuna_ep_t *ep,
 
     if ((msg->epoch == ep->fo.epoch) &&
         (ep->fo.state == UCT_RC_VARUNA_FO_IDLE) && (about == ep->active)) {
-        uct_rc_varuna_ep_failover(ep, about, UCT_RC_VARUNA_CAUSE_PEER);
+        uct_rc_varuna_ep_failover(ep, about,
+                                  uct_rc_varuna_peer_cause(msg->flags));
     }
     if ((msg->epoch == ep->fo.epoch) && uct_rc_varuna_ep_fo_fencing(ep) &&
         (about == ep->fo.failed_lane)) {

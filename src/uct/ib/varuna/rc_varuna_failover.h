@@ -139,6 +139,13 @@ void uct_rc_varuna_ep_reprotect_recv_nack(uct_rc_varuna_iface_t *iface,
                                           const uct_rc_varuna_ctrl_msg_t *msg);
 
 
+/* rc_varuna_failback.c: traffic back to the primary after a hold-down */
+void uct_rc_varuna_ep_failback_arm(uct_rc_varuna_ep_t *ep, unsigned lane);
+void uct_rc_varuna_ep_failback_cleanup(uct_rc_varuna_ep_t *ep);
+void uct_rc_varuna_iface_failback_check(uct_rc_varuna_iface_t *iface,
+                                        ucs_time_t now);
+
+
 /* rc_varuna_report.c */
 void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
                              uct_rc_varuna_ep_t *ep);

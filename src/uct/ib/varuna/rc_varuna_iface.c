@@ -123,6 +123,15 @@ static ucs_config_field_t uct_rc_varuna_iface_config_table[] = {
      ucs_offsetof(uct_rc_varuna_iface_config_t, quarantine_max),
      UCS_CONFIG_TYPE_TIME},
 
+    {"FAILBACK_HOLD", "5s",
+     "After a failover, once the primary lane is the standby again and has\n"
+     "stayed so for this long, the traffic goes back to it (the full send\n"
+     "queue, the primary port), exactly once as a failover, counted as a\n"
+     "failback. The hold-down keeps a flapping port from pulling traffic to\n"
+     "and fro. 'inf' turns failback off: the traffic stays where it is.",
+     ucs_offsetof(uct_rc_varuna_iface_config_t, failback_hold),
+     UCS_CONFIG_TYPE_TIME_UNITS},
+
     {"LAST_WQE_TIMEOUT", "100ms",
      "Re-protection resets a failed lane's QP once the device has reported\n"
      "IBV_EVENT_QP_LAST_WQE_REACHED for it (the QP takes nothing more from\n"
@@ -279,6 +288,9 @@ uct_rc_varuna_iface_config_check(const uct_rc_varuna_iface_config_t *config)
     bad |= uct_rc_varuna_config_secs_bad("REPROTECT_TIMEOUT",
                                          config->reprotect_timeout, 1e-3,
                                          600.0, "1ms to 600s");
+    bad |= uct_rc_varuna_config_time_bad("FAILBACK_HOLD",
+                                         config->failback_hold, 1, 1e-3,
+                                         "inf (off), 0, or at least 1ms");
     bad |= uct_rc_varuna_config_secs_bad("QUARANTINE_MAX",
                                          config->quarantine_max, 1e-3,
                                          3600.0, "1ms to 3600s");
@@ -1044,6 +1056,9 @@ uct_rc_varuna_iface_config_init(uct_rc_varuna_iface_t *iface,
                                                config->reprotect_timeout);
     iface->config.quarantine_max     = ucs_time_from_sec(
                                                config->quarantine_max);
+    iface->config.failback_hold      = (config->failback_hold ==
+                                        UCS_TIME_AUTO) ? UCS_TIME_INFINITY :
+                                       config->failback_hold;
 }
 
 static UCS_CLASS_INIT_FUNC(uct_rc_varuna_iface_t, uct_md_h tl_md,
@@ -1087,6 +1102,7 @@ static UCS_CLASS_INIT_FUNC(uct_rc_varuna_iface_t, uct_md_h tl_md,
     memset(&self->fo, 0, sizeof(self->fo));
     ucs_list_head_init(&self->fo.active);
     ucs_list_head_init(&self->fo.reprotect);
+    ucs_list_head_init(&self->fo.failback);
     ucs_list_head_init(&self->fo.watched);
     uct_rc_varuna_iface_reprotect_recheck(self);
     self->fo.next_check = UCS_TIME_INFINITY;

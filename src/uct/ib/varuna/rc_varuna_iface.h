@@ -38,6 +38,7 @@ typedef struct uct_rc_varuna_iface_config {
     unsigned                standby_tx_len;
     ucs_time_t              watchdog;         /* 0 = off */
     ucs_time_t              peer_timeout;     /* UCS_TIME_INFINITY = wait */
+    ucs_time_t              failback_hold;    /* UCS_TIME_INFINITY = off */
     double                  reprotect_interval;
     double                  last_wqe_timeout;
     double                  reprotect_timeout;
@@ -148,6 +149,9 @@ struct uct_rc_varuna_iface {
     struct {
         ucs_list_link_t     active;           /* endpoints recovering */
         ucs_list_link_t     reprotect;        /* with a lane to reconnect */
+        ucs_list_link_t     failback;         /* the primary the standby
+                                                 again, traffic elsewhere:
+                                                 in their hold-down */
         ucs_list_link_t     watched;          /* for the watchdog: those
                                                  that awaited a completion
                                                  at the last check or since
@@ -185,7 +189,9 @@ struct uct_rc_varuna_iface {
          * close) and tests; see uct_rc_varuna_iface_counters */
         unsigned long       qp_created;
         unsigned long       qp_connected;     /* by uct_ep_connect_to_ep() */
-        unsigned long       failovers;        /* started */
+        unsigned long       failovers;        /* started (failbacks not) */
+        unsigned long       failbacks;        /* started: planned, back to
+                                                 the primary lane */
         unsigned long       recovered;        /* ended with a live endpoint */
         unsigned long       reprotected;      /* lanes that are a standby
                                                  again */
@@ -242,6 +248,8 @@ struct uct_rc_varuna_iface {
         ucs_time_t          quarantine_max;   /* longest wait between two
                                                  tries of a path that
                                                  failed its probe */
+        ucs_time_t          failback_hold;    /* UCS_TIME_INFINITY: no
+                                                 failback */
     } config;
 };
 

@@ -130,7 +130,7 @@ void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
     }
 
     fprintf(iface->fo.report,
-            "{\"event\":\"failover\",\"pid\":%d,\"ep\":\"%p\",\"epoch\":%u,"
+            "{\"event\":\"%s\",\"pid\":%d,\"ep\":\"%p\",\"epoch\":%u,"
             "\"cause\":\"%s\",\"from\":\"%s\",\"to\":\"%s\","
             "\"recovery\":\"%s\",\"log\":%s,\"log_interval\":%u,"
             "\"acked\":%u,\"in_flight\":%u,"
@@ -146,7 +146,9 @@ void uct_rc_varuna_ep_report(uct_rc_varuna_iface_t *iface,
             "\"entered_us\":{%s},\"notice_sent_us\":%s,"
             "\"peer_notice_us\":%s,"
             "\"qp_created\":%lu,\"qp_connected\":%lu}\n",
-            getpid(), ep, ep->fo.epoch, uct_rc_varuna_cause_str(rep->cause),
+            (rep->cause == UCT_RC_VARUNA_CAUSE_FAILBACK) ? "failback" :
+            "failover", getpid(), ep, ep->fo.epoch,
+            uct_rc_varuna_cause_str(rep->cause),
             from, to, uct_rc_varuna_recovery_str(iface),
             iface->config.log_enable ? "true" : "false",
             iface->config.log_interval, rep->acked, rep->in_flight,
@@ -251,7 +253,9 @@ void uct_rc_varuna_ep_report_quarantined(uct_rc_varuna_iface_t *iface,
 void uct_rc_varuna_iface_count_failover(uct_rc_varuna_iface_t *iface,
                                         const uct_rc_varuna_report_t *rep)
 {
-    iface->fo.recovered++;
+    if (rep->cause != UCT_RC_VARUNA_CAUSE_FAILBACK) {
+        iface->fo.recovered++; /* of a failure */
+    }
     iface->fo.in_flight    += rep->in_flight;
     iface->fo.resent_ops   += rep->resent_ops;
     iface->fo.resent_bytes += rep->resent_bytes;
@@ -278,6 +282,7 @@ static const struct {
     {#_name, ucs_offsetof(uct_rc_varuna_iface_t, fo._name)}
     UCT_RC_VARUNA_COUNTER(failovers),
     UCT_RC_VARUNA_COUNTER(recovered),
+    UCT_RC_VARUNA_COUNTER(failbacks),
     UCT_RC_VARUNA_COUNTER(reprotected),
     UCT_RC_VARUNA_COUNTER(reprotect_late),
     UCT_RC_VARUNA_COUNTER(in_flight),
@@ -335,7 +340,7 @@ static void uct_rc_varuna_iface_report_totals(uct_rc_varuna_iface_t *iface)
                                   uct_rc_varuna_iface_counters[i].name,
                                   *uct_rc_varuna_iface_counter(iface, i));
     }
-    if (iface->fo.failovers > 0) {
+    if ((iface->fo.failovers > 0) || (iface->fo.failbacks > 0)) {
         ucs_info("rc_varuna: iface %p closes: %s", iface,
                  ucs_string_buffer_cstr(&strb));
     }

@@ -393,6 +393,7 @@ static void uct_rc_varuna_ep_reprotect_done(uct_rc_varuna_iface_t *iface,
     if (!ep->rp.done_pending) {
         uct_rc_varuna_ep_reprotect_unlist(ep);
     }
+    uct_rc_varuna_ep_failback_arm(ep, lane);
     uct_rc_varuna_ep_failover_noticed(ep);
 }
 
