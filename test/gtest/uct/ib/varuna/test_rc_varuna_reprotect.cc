@@ -274,6 +274,46 @@ protected:
         return true;
     }
 
+    /* NUM_EPS endpoint pairs, the receiver's words, the traffic's state */
+    void setup_many()
+    {
+        for (unsigned i = 1; i < NUM_EPS; ++i) {
+            m_s->connect(i, *m_r, i);
+            m_r->connect(i, *m_s, i);
+        }
+        uct_iface_set_am_handler(m_r->iface(), AM_ID_MANY, am_many, this, 0);
+        m_words.reset(new mapped_buffer(2 * NUM_EPS * sizeof(uint64_t), 0,
+                                        *m_r));
+        memset(m_words->ptr(), 0, m_words->length());
+        m_am_next.assign(NUM_EPS, 0);
+        m_traffic.resize(NUM_EPS);
+        for (unsigned i = 0; i < NUM_EPS; ++i) {
+            memset(&m_traffic[i], 0, sizeof(m_traffic[i]));
+            m_traffic[i].req.func = pending_cb;
+            m_traffic[i].test     = this;
+            m_traffic[i].index    = i;
+        }
+    }
+
+    /* exactly once, as the receiver's memory says; the adds posted */
+    uint64_t expect_exactly_once()
+    {
+        uint64_t adds = 0;
+
+        for (unsigned i = 0; i < NUM_EPS; ++i) {
+            EXPECT_EQ(m_traffic[i].adds, *counter(i))
+                    << "ep " << i << ": adds " << ((*counter(i) >
+                                                    m_traffic[i].adds) ?
+                                                   "executed twice" : "lost");
+            EXPECT_EQ(m_traffic[i].last_put, *slot(i)) << "ep " << i;
+            EXPECT_EQ(m_traffic[i].am_sent, m_am_next[i]) << "ep " << i;
+            adds += m_traffic[i].adds;
+        }
+        EXPECT_EQ(0u, m_am_wrong)
+                << "active messages duplicated or out of order";
+        return adds;
+    }
+
     bool m_stop;
     unsigned m_am_wrong;
     std::vector<uint64_t> m_am_next;
@@ -292,21 +332,7 @@ UCS_TEST_P(test_rc_varuna_reprotect, many_endpoints_alternating_cycles,
     if (!create_pair()) {
         UCS_TEST_SKIP_R("no resource with four distinct ports");
     }
-    for (unsigned i = 1; i < NUM_EPS; ++i) {
-        m_s->connect(i, *m_r, i);
-        m_r->connect(i, *m_s, i);
-    }
-    uct_iface_set_am_handler(m_r->iface(), AM_ID_MANY, am_many, this, 0);
-    m_words.reset(new mapped_buffer(2 * NUM_EPS * sizeof(uint64_t), 0, *m_r));
-    memset(m_words->ptr(), 0, m_words->length());
-    m_am_next.assign(NUM_EPS, 0);
-    m_traffic.resize(NUM_EPS);
-    for (unsigned i = 0; i < NUM_EPS; ++i) {
-        memset(&m_traffic[i], 0, sizeof(m_traffic[i]));
-        m_traffic[i].req.func = pending_cb;
-        m_traffic[i].test     = this;
-        m_traffic[i].index    = i;
-    }
+    setup_many();
 
     for (unsigned cycle = 0; cycle < cycles; ++cycle) {
         std::string what = "cycle " + ucs::to_string(cycle);
@@ -338,18 +364,7 @@ UCS_TEST_P(test_rc_varuna_reprotect, many_endpoints_alternating_cycles,
     EXPECT_EQ(0u, m_ep_errors);
     fail_on_problems("many_endpoints_alternating_cycles");
 
-    /* exactly once, as the receiver's memory says */
-    uint64_t adds = 0;
-    for (unsigned i = 0; i < NUM_EPS; ++i) {
-        EXPECT_EQ(m_traffic[i].adds, *counter(i))
-                << "ep " << i << ": adds " << ((*counter(i) >
-                                                m_traffic[i].adds) ?
-                                               "executed twice" : "lost");
-        EXPECT_EQ(m_traffic[i].last_put, *slot(i)) << "ep " << i;
-        EXPECT_EQ(m_traffic[i].am_sent, m_am_next[i]) << "ep " << i;
-        adds += m_traffic[i].adds;
-    }
-    EXPECT_EQ(0u, m_am_wrong) << "active messages duplicated or out of order";
+    uint64_t adds = expect_exactly_once();
 
     /* every endpoint of both sides failed over and was re-protected in
      * every cycle */
