@@ -15,6 +15,9 @@ void test_rc_varuna_fo_base::set_config(const std::string &config_str)
     if (config_str.compare(0, 13, "LOG_INTERVAL=") == 0) {
         m_log_interval_set = true;
     }
+    if (config_str.compare(0, 14, "FAILBACK_HOLD=") == 0) {
+        m_failback_hold_set = true;
+    }
     uct_test::set_config(config_str);
 }
 
@@ -29,6 +32,11 @@ void test_rc_varuna_fo_base::init()
     modify_config("RC_TIMEOUT", "4ms");
     modify_config("RC_RETRY_COUNT", "4");
     modify_config("REPROTECT_INTERVAL", "5ms");
+    if (!m_failback_hold_set) {
+        /* the cases say which lane carries the traffic after a failover
+         * and a heal; the failback cases set their own hold-down */
+        modify_config("FAILBACK_HOLD", "inf");
+    }
     if (!m_log_interval_set) {
         /* a trial posts ~10 operations per side: with the default
          * interval none would write the log; with 3 every failover

@@ -135,6 +135,7 @@ public:
                                m_results_lost_checked(0),
                                m_resent_checked(0),
                                m_log_interval_set(false),
+                               m_failback_hold_set(false),
                                m_peer_thread_running(false),
                                m_peer_thread_stop(false) {}
 
@@ -614,6 +615,7 @@ protected:
                                                          checked */
     int                             m_cq_avail[2];
     bool                            m_log_interval_set;
+    bool                            m_failback_hold_set;
     pthread_t                       m_peer_thread;
     bool                            m_peer_thread_running;
     volatile bool                   m_peer_thread_stop;

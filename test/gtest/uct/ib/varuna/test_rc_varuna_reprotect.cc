@@ -381,4 +381,83 @@ UCS_TEST_P(test_rc_varuna_reprotect, many_endpoints_alternating_cycles,
                      << reprotect_ms.back() << " ms";
 }
 
+/* Failback (issue 49): after a failover and the heal, every endpoint of
+ * both sides carries its traffic on the primary lane again once that lane
+ * has been the standby for FAILBACK_HOLD (not before), with its full send
+ * queue, and the lane it left is the standby again; exactly once through
+ * both moves, as the receiver's memory says. With FAILBACK_HOLD=inf the
+ * traffic stays on the standby's lane and the case fails where it asserts
+ * the lane. */
+UCS_TEST_P(test_rc_varuna_reprotect, failback_after_hold_down,
+           "RC_TX_CQ_LEN=256", "FAILBACK_HOLD=100ms")
+{
+    const unsigned primary = UCT_RC_VARUNA_SIDE_PRIMARY;
+    const unsigned standby = UCT_RC_VARUNA_SIDE_STANDBY;
+    ucs_time_t t0;
+
+    if (!create_pair()) {
+        UCS_TEST_SKIP_R("no resource with four distinct ports");
+    }
+    setup_many();
+    port down = side_port(m_s, primary);
+
+    run_traffic(20);
+    m_softib.link(down.dev, down.num, false);
+    ASSERT_TRUE(progress_until(moved_to, standby,
+                               ucs_get_time() + ucs_time_from_sec(20)))
+            << "not every endpoint failed over:"
+            << failing(moved_to, standby, "not on the standby's lane");
+    run_traffic(20);
+
+    m_softib.link(down.dev, down.num, true);
+    t0 = ucs_get_time();
+    /* re-protection comes within ms of the heal; the hold-down after it */
+    run_traffic(50);
+    EXPECT_TRUE(all(moved_to, standby))
+            << "failed back within 50 ms of the heal, before the hold-down:"
+            << failing(moved_to, standby, "not on the standby's lane");
+    ASSERT_TRUE(progress_until(moved_to, primary,
+                               t0 + ucs_time_from_msec(100 +
+                                                       RECOVERY_BOUND_MS)))
+            << "traffic not back on the primary lane within "
+            << 100 + RECOVERY_BOUND_MS << " ms of the heal:"
+            << failing(moved_to, primary, "not on the primary lane");
+    double back_ms = ucs_time_to_msec(ucs_get_time() - t0);
+    ASSERT_TRUE(progress_until(protected_, 0,
+                               ucs_get_time() +
+                               ucs_time_from_msec(RECOVERY_BOUND_MS)))
+            << "the lane left is not the standby again:"
+            << failing(protected_, 0, "without a standby");
+    run_traffic(20);
+
+    flush_all(ucs_get_time() + ucs_time_from_sec(20));
+    EXPECT_EQ(0u, m_ep_errors);
+    fail_on_problems("failback_after_hold_down");
+    uint64_t adds = expect_exactly_once();
+
+    /* the full send queue again, on both sides */
+    for (unsigned i = 0; i < NUM_EPS; ++i) {
+        EXPECT_EQ(viface(m_s)->side[primary].tx_max_wr,
+                  vep_of(m_s, i)->tx.wr_limit) << "sender ep " << i;
+        EXPECT_EQ(viface(m_r)->side[primary].tx_max_wr,
+                  vep_of(m_r, i)->tx.wr_limit) << "receiver ep " << i;
+    }
+
+    /* one failure, then one failback per pair, started by its initiator;
+     * the peer's half counts as one too when the initiator's message
+     * starts it (not when its own retries ran out first) */
+    unsigned long failbacks = viface(m_s)->fo.failbacks +
+                              viface(m_r)->fo.failbacks;
+    EXPECT_EQ(NUM_EPS, viface(m_s)->fo.failovers);
+    EXPECT_GE(failbacks, (unsigned long)NUM_EPS);
+    EXPECT_LE(failbacks, 2ul * NUM_EPS);
+    UCS_TEST_MESSAGE << NUM_EPS << " endpoints, " << adds << " adds: "
+                     << "all back on the primary lane " << back_ms
+                     << " ms after the heal (hold-down 100 ms); failbacks "
+                     << viface(m_s)->fo.failbacks << " + "
+                     << viface(m_r)->fo.failbacks << ", failovers "
+                     << viface(m_s)->fo.failovers << " + "
+                     << viface(m_r)->fo.failovers;
+}
+
 _UCT_INSTANTIATE_TEST_CASE(test_rc_varuna_reprotect, rc_varuna)
