@@ -987,10 +987,13 @@ ucs_status_t uct_rc_varuna_ep_get_address(uct_ep_h tl_ep, uct_ep_addr_t *addr)
  * port address is the GID: the local LID is 0 there, and UCX puts 0xC000
  * in the destination LID, so LIDs would make both sides the initiator.
  */
-static int uct_rc_varuna_ep_is_initiator(uct_rc_varuna_iface_t *iface,
-                                         uct_rc_varuna_ep_t *ep,
-                                         const struct ibv_ah_attr *ah_attr,
-                                         uint32_t peer_qpn)
+/* Our primary's address against the peer's, by the total order: < 0 makes
+ * us the initiator of re-protection, 0 is our own QP (an endpoint
+ * connected to itself) */
+static int uct_rc_varuna_ep_addr_cmp(uct_rc_varuna_iface_t *iface,
+                                     uct_rc_varuna_ep_t *ep,
+                                     const struct ibv_ah_attr *ah_attr,
+                                     uint32_t peer_qpn)
 {
     uint32_t qpn = ep->lane[UCT_RC_VARUNA_SIDE_PRIMARY].qp->qp_num;
     uint16_t lid = iface->side[UCT_RC_VARUNA_SIDE_PRIMARY].lid;
@@ -1006,7 +1009,7 @@ static int uct_rc_varuna_ep_is_initiator(uct_rc_varuna_iface_t *iface,
     if (cmp == 0) {
         cmp = (qpn > peer_qpn) - (qpn < peer_qpn);
     }
-    return cmp < 0;
+    return cmp;
 }
 
 ucs_status_t uct_rc_varuna_ep_connect_to_ep(uct_ep_h tl_ep,
@@ -1027,6 +1030,7 @@ ucs_status_t uct_rc_varuna_ep_connect_to_ep(uct_ep_h tl_ep,
     enum ibv_mtu path_mtu;
     ucs_status_t status;
     unsigned side;
+    int cmp;
 
     uct_ib_iface_fill_ah_attr_from_addr(&iface->super.super,
                                         (const uct_ib_address_t*)dev_addr,
@@ -1049,9 +1053,13 @@ ucs_status_t uct_rc_varuna_ep_connect_to_ep(uct_ep_h tl_ep,
         ep->peer_log.rkey[side] = a->log_rkey[side];
     }
 
-    ep->rp.initiator = uct_rc_varuna_ep_is_initiator(
+    cmp              = uct_rc_varuna_ep_addr_cmp(
                            iface, ep, &ah_attr_primary,
                            uct_ib_unpack_uint24(a->qp_num[0]));
+    /* an endpoint connected to itself is both sides: it re-protects
+     * alone (issue 48: with neither side the initiator, it never did) */
+    ep->rp.self      = (cmp == 0);
+    ep->rp.initiator = (cmp <= 0);
     ep->rp.connected = ucs_get_time();
 
     if ((standby->qp != NULL) &&

@@ -166,6 +166,11 @@ struct uct_rc_varuna_ep {
     struct {
         ucs_list_link_t     list;             /* in iface->fo.reprotect */
         uint8_t             initiator;        /* we start re-protection */
+        uint8_t             self;             /* connected to itself (a
+                                                 process's endpoint to its
+                                                 own worker): it is both
+                                                 sides, and re-protects
+                                                 alone */
         uint8_t             lane;             /* lane to reconnect */
         uint8_t             listed;
         uint8_t             probing;          /* probe READ in flight */

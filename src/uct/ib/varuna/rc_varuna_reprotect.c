@@ -31,6 +31,12 @@
  */
 
 
+static ucs_status_t
+uct_rc_varuna_ep_reprotect_connect(uct_rc_varuna_iface_t *iface,
+                                   uct_rc_varuna_ep_t *ep, unsigned lane,
+                                   uint32_t peer_psn);
+
+
 /* Our port of a lane, for the peer to connect to (REPROTECT_REQ and _ACK) */
 static void uct_rc_varuna_msg_port_addr(uct_rc_varuna_iface_t *iface,
                                         uct_rc_varuna_ctrl_msg_t *msg,
@@ -303,7 +309,7 @@ int uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
         return uct_rc_varuna_ep_reprotect_ask(iface, ep, lane, now);
     }
 
-    if (!uct_rc_varuna_ep_crossed(iface, ep, now)) {
+    if (!ep->rp.self && !uct_rc_varuna_ep_crossed(iface, ep, now)) {
         return 1; /* evidence, or the time since the connection */
     }
 
@@ -359,6 +365,13 @@ int uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
     ep->rp.psn        = ep->lane[lane].sq_psn;
     ep->rp.sent       = now;
     ep->rp.attempt++;
+    if (ep->rp.self) {
+        /* its own peer: the lane's QP connects to itself, with its own
+         * new PSN, and the probe READ proves it as for any other; no
+         * request, whose answer would reset the same QP again */
+        uct_rc_varuna_ep_reprotect_connect(iface, ep, lane, ep->rp.psn);
+        return 1;
+    }
     msg = uct_rc_varuna_ep_queue_msg(ep, UCT_RC_VARUNA_CTRL_REPROTECT_REQ,
                                      lane, ep->rp.psn, ep->rp.attempt);
     uct_rc_varuna_msg_port_addr(iface, msg, lane);

@@ -179,4 +179,49 @@ UCS_TEST_P(test_rc_varuna_liveness, last_path_death_seen_at_once)
     }
 }
 
+/* An endpoint connected to itself: a process's endpoint to its own worker
+ * (Open MPI's, with no self transport in UCX_TLS). It is both sides of its
+ * pair, so by the address order neither side was the initiator, and its
+ * standby, once lost, never came back: with 90 s of slow flapping an Open
+ * MPI job aborted at the next failure of its primary. It re-protects
+ * alone; then a failure of its active port is a failover, not its end. */
+UCS_TEST_P(test_rc_varuna_liveness, self_connected_standby_lost)
+{
+    setup_pair(NUM_OPS);
+    m_s->connect(1, *m_s, 1);
+    uct_rc_varuna_ep_t *self = ucs_derived_of(m_s->ep(1), uct_rc_varuna_ep_t);
+    unsigned standby         = 1 - self->active;
+    port lost                = side_port(m_s, standby);
+    port active              = side_port(m_s, self->active);
+
+    ASSERT_TRUE(progress_until([&]() {
+                    return uct_rc_varuna_ep_has_standby(self);
+                }, 2000)) << "no standby to begin with; " << rp_state_of(self);
+    m_softib.link(lost.dev, lost.num, false);
+    ASSERT_TRUE(progress_until([&]() {
+                    return self->lane[standby].state ==
+                           UCT_RC_VARUNA_LANE_FAILED;
+                }, 2000)) << "the standby was not lost; " << rp_state_of(self);
+    progress_until([]() { return false; }, 50);
+    m_softib.link(lost.dev, lost.num, true);
+    EXPECT_TRUE(progress_until([&]() {
+                    return uct_rc_varuna_ep_has_standby(self);
+                }, 3 * REPROTECT_TIMEOUT_MS))
+        << "not re-protected; " << rp_state_of(self);
+    /* the pair's endpoints lost their standby with it: theirs back too,
+     * or the active port's failure below ends them */
+    EXPECT_TRUE(progress_until([&]() { return both_protected(); },
+                               3 * REPROTECT_TIMEOUT_MS))
+        << "the pair not re-protected; sender " << rp_state_of(vep(m_s))
+        << "; receiver " << rp_state_of(vep(m_r));
+
+    m_softib.link(active.dev, active.num, false);
+    EXPECT_TRUE(progress_until([&]() {
+                    return (self->active == standby) &&
+                           (self->fo.state == UCT_RC_VARUNA_FO_IDLE);
+                }, 2000)) << "no failover onto its standby; "
+                          << rp_state_of(self);
+    EXPECT_EQ(0u, m_ep_errors);
+}
+
 _UCT_INSTANTIATE_TEST_CASE(test_rc_varuna_liveness, rc_varuna)
