@@ -86,6 +86,19 @@ uct_rc_varuna_ep_check_res(uct_rc_varuna_iface_t *iface,
                                  1);
         return UCS_ERR_NO_RESOURCE;
     }
+
+    /* The endpoint's pending requests go first. rc/base only asserts it
+     * (uct_rc_iface_check_pending): its credits come back in the progress
+     * that dispatches the queue. A failover's promote gives the parked
+     * credits back and the queue runs at the end of that progress, so an
+     * operation posted before then from a receive callback (UCP's reply to
+     * an atomic request) overtook the queue: the assertion ended an Open
+     * MPI rank during a failback under flapping links. It waits behind
+     * them instead (uct_rc_varuna_ep_pending_add). */
+    if (ucs_unlikely(!iface->super.tx.in_pending &&
+                     !ucs_arbiter_group_is_empty(&ep->super.arb_group))) {
+        return UCS_ERR_NO_RESOURCE;
+    }
     return UCS_OK;
 }
 
@@ -318,11 +331,15 @@ ucs_status_t uct_rc_varuna_ep_pending_add(uct_ep_h tl_ep,
     uct_rc_varuna_ep_t *ep       = ucs_derived_of(tl_ep, uct_rc_varuna_ep_t);
 
     /* rc/base queues a request only when its credits are out: a failover
-     * holds them back, and a full ring that cannot grow is out of records,
-     * not credits. A ring that can grow is no reason to queue: the request
-     * would wait for a completion that may never come (all unsignaled) */
+     * holds them back, a full ring that cannot grow is out of records,
+     * not credits, and requests queued already go first. A ring that can
+     * grow is no reason to queue: the request would wait for a completion
+     * that may never come (all unsignaled) */
     if (ucs_unlikely(uct_rc_varuna_ep_fo_fencing(ep) ||
-                     uct_rc_varuna_ep_no_record(iface, ep))) {
+                     uct_rc_varuna_ep_no_record(iface, ep) ||
+                     !ucs_arbiter_group_is_empty(&ep->super.arb_group))) {
+        /* behind the requests already queued too (check_res refused it
+         * for them), whatever the credits: the queue is scheduled */
         uct_pending_req_arb_group_push(&ep->super.arb_group, req);
         UCT_TL_EP_STAT_PEND(&ep->super.super);
         return UCS_OK;
