@@ -424,6 +424,22 @@ protected:
     void fail_and_expect_moved(fault how);
     void other_lane_dies_after(double delay_ms);
 
+    /* the four ports of softib0 and softib1 */
+    static std::vector<port> all_ports()
+    {
+        std::vector<port> all;
+
+        for (unsigned d = 0; d < 2; ++d) {
+            for (unsigned n = 1; n <= 2; ++n) {
+                port p;
+                p.dev = "softib" + ucs::to_string(d);
+                p.num = n;
+                all.push_back(p);
+            }
+        }
+        return all;
+    }
+
     struct same_port {
         const port &m_port;
         same_port(const port &p) : m_port(p) {}
@@ -787,14 +803,7 @@ UCS_TEST_P(test_rc_varuna_ucp_failover, every_lane_dies)
     if (!setup(&ports)) {
         UCS_TEST_SKIP_R("no two rc_varuna lanes with four distinct ports");
     }
-    for (unsigned d = 0; d < 2; ++d) {
-        for (unsigned n = 1; n <= 2; ++n) {
-            port p;
-            p.dev = "softib" + ucs::to_string(d);
-            p.num = n;
-            all.push_back(p);
-        }
-    }
+    all = all_ports();
     scoped_log_handler slh(hide_errors_logger);
     scenario(ports, all, false, deadline);
     expect_today(deadline);
@@ -816,15 +825,11 @@ void test_rc_varuna_ucp_failover::other_lane_dies_after(double delay_ms)
     if (!setup(&ports)) {
         UCS_TEST_SKIP_R("no two rc_varuna lanes with four distinct ports");
     }
-    for (unsigned d = 0; d < 2; ++d) {
-        for (unsigned n = 1; n <= 2; ++n) {
-            port p;
-            p.dev = "softib" + ucs::to_string(d);
-            p.num = n;
-            if (std::find_if(ports.begin(), ports.end(), same_port(p)) ==
-                ports.end()) {
-                others.push_back(p);
-            }
+    std::vector<port> all = all_ports();
+    for (size_t i = 0; i < all.size(); ++i) {
+        if (std::find_if(ports.begin(), ports.end(), same_port(all[i])) ==
+            ports.end()) {
+            others.push_back(all[i]);
         }
     }
     ASSERT_EQ(2u, others.size());
@@ -836,9 +841,15 @@ void test_rc_varuna_ucp_failover::other_lane_dies_after(double delay_ms)
     while (ucs_time_to_msec(ucs_get_time() - start) < delay_ms) {
         progress();
     }
-    /* zero-copy puts in flight when the last path dies, whatever the
-     * first failover got done meanwhile (a put of the same bytes to the
-     * same place again changes nothing the checks look at) */
+    for (size_t p = 0; p < others.size(); ++p) {
+        m_softib.link(others[p].dev, others[p].num, false);
+    }
+    /* zero-copy puts posted before the endpoint has seen its last path
+     * die (no progress in between), whatever the first failover got done
+     * meanwhile: they can only complete with an error. Posted before the
+     * ports died, they sometimes all completed first, and nothing was
+     * left to fail (a put of the same bytes to the same place again
+     * changes nothing the checks look at) */
     ucp_request_param_t param;
     memset(&param, 0, sizeof(param));
     for (unsigned i = 0; i < NUM_OPS / 4; ++i) {
@@ -846,9 +857,6 @@ void test_rc_varuna_ucp_failover::other_lane_dies_after(double delay_ms)
                                   m_put_src[i].size(), remote(i * PUT_SLOT),
                                   m_rkey, &param),
                       "put after the first failure");
-    }
-    for (size_t p = 0; p < others.size(); ++p) {
-        m_softib.link(others[p].dev, others[p].num, false);
     }
     died = ucs_get_time();
     expect_today(deadline);
