@@ -87,7 +87,10 @@ void uct_rc_varuna_iface_failback_check(uct_rc_varuna_iface_t *iface,
              UCT_RC_VARUNA_LANE_STANDBY) ||
             (ep->fo.state == UCT_RC_VARUNA_FO_DEAD) ||
             (ep->super.flags & UCT_RC_EP_FLAG_FLUSH_CANCEL)) {
-            /* a failover now would end an endpoint being discarded */
+            /* nothing to fail back to, or no one to: the traffic is on
+             * the primary already, the primary is no longer the standby,
+             * the endpoint died, or it is being discarded (a failover
+             * now would end it) */
             uct_rc_varuna_ep_failback_unlist(ep);
             continue;
         }
