@@ -91,7 +91,13 @@
 #                  runs them again; by default from the clock). Then 5 s
 #                  with every link up (SC_FLAP_SETTLE) and both lanes'
 #                  primaries down at once: every endpoint re-protected.
-#                  Exactly once, no endpoint ended, no hang
+#                  Exactly once, no endpoint ended, no hang. With
+#                  SC_FLAP_AFTER=S, also the state S seconds later (from
+#                  2 s after the failbacks): the client's rounds a second
+#                  against its rate over 5 s before the flapping, the
+#                  growth of both processes' resident memory a 1,000
+#                  rounds then against before, then both primaries down
+#                  again (every endpoint still protected)
 #   mpi-flap:SECS[:PACE]  the same faults under Open MPI: bidir_failover,
 #                  2 ranks over the two lanes, as many iterations as SECS
 #                  take at about 1,000 a second (the faults go on until
@@ -1505,30 +1511,74 @@ sc_flap_links()
     done
 }
 
+# Both lanes' primary links (1 and 3) down at once for 2 s while PID runs,
+# then back: an endpoint without its standby ends (its lane has no path
+# left, nor has the other lane). Sets SC_FLAP_SETTLED to 1 if PID still ran
+# after. sc_flap_primaries_down PID WHEN
+sc_flap_primaries_down()
+{
+    local pid=$1 when=$2
+
+    SC_FLAP_SETTLED=0
+    kill -0 $pid 2>/dev/null || return 0
+    link_down 1 A
+    link_down 3 A
+    sc_event "flap: $when; links 1 and 3 (both lanes' primaries) down"
+    fsleep 2
+    link_heal 1
+    link_heal 3
+    sc_event "flap: links 1 and 3 up"
+    kill -0 $pid 2>/dev/null && SC_FLAP_SETTLED=1
+}
+
 # After the flapping: SC_FLAP_SETTLE seconds (default 5) with every link
-# up, then both lanes' primary links (1 and 3) down at once for 2 s, while
-# PID runs. Re-protection is bounded by UCX_RC_VARUNA_REPROTECT_TIMEOUT (1
-# s) and a lane's rebuild starts when its port comes back, so by then every
-# endpoint, busy or idle, has its standby again; one that had not would
-# end (its lane has no path left, nor has the other lane), and the run's
-# "no endpoint ended" would fail. Sets SC_FLAP_SETTLED to 1 if PID still
-# ran when the links went down. sc_flap_settled PID
+# up, then both primaries down (sc_flap_primaries_down). Re-protection is
+# bounded by UCX_RC_VARUNA_REPROTECT_TIMEOUT (1 s) and a lane's rebuild
+# starts when its port comes back, so by then every endpoint, busy or
+# idle, has its standby again; one that had not would end, and the run's
+# "no endpoint ended" would fail. sc_flap_settled PID
 sc_flap_settled()
 {
     local pid=$1 settle=${SC_FLAP_SETTLE:-5}
 
     SC_FLAP_SETTLED=0
     fsleep "$settle"
-    kill -0 $pid 2>/dev/null || return 0
-    link_down 1 A
-    link_down 3 A
-    sc_event "flap: settled $settle s; links 1 and 3 (both lanes' primaries)" \
-             "down"
-    fsleep 2
-    link_heal 1
-    link_heal 3
-    sc_event "flap: links 1 and 3 up"
-    kill -0 $pid 2>/dev/null && SC_FLAP_SETTLED=1
+    sc_flap_primaries_down "$pid" "settled $settle s"
+}
+
+# The client's round, and both processes' resident memory (kB), now:
+# "ROUND US RSS_CLIENT RSS_SERVER" (the processes are the children of
+# the timeout commands SC_CLIENT and SC_SERVER)
+sc_flap_sample()
+{
+    local round pid rss=() p
+
+    round=$(grep 'client: round' "$SC_DIR/client.log" | tail -n 1)
+    for pid in $SC_CLIENT $SC_SERVER; do
+        p=$(pgrep -P "$pid" | head -n 1)
+        rss+=("$(awk '/^VmRSS:/ { print $2 }' /proc/${p:-0}/status \
+                 2>/dev/null || echo 0)")
+    done
+    echo "${round#client: round } $(sc_us) ${rss[0]:-0} ${rss[1]:-0}"
+}
+
+# The growth of one process's resident memory (field 2: the client, 3: the
+# server) between two samples, in kB a 1,000 rounds (the demo's own
+# records take 8 bytes a round: 8 kB). sc_flap_growth SA SB FIELD
+sc_flap_growth()
+{
+    local -a a=($1) b=($2)
+    local f=$3
+
+    awk -v kb=$((b[f] - a[f])) -v n=$((b[0] - a[0])) \
+        'BEGIN { printf "%.1f", (n > 0) ? kb * 1000 / n : 0 }'
+}
+
+# rounds a second between two samples
+sc_flap_rate()
+{
+    local -a a=($1) b=($2)
+    echo $(( (b[0] - a[0]) * 1000000 / (b[1] - a[1] + 1) ))
 }
 
 # The seed of a flapping run: SC_SEED if given, else from the clock;
@@ -1547,6 +1597,7 @@ sc_flap_seed()
 sc_flap()
 {
     local secs=${1:-30} pace=${2:-slow} eps=${3:-16} wiring=${4:-} name rounds
+    local after=${SC_FLAP_AFTER:-0} s0 s1 s2 s3 after_rate after_msg=
     local SC_A_NET SC_A_STANDBY SC_B_NET SC_B_STANDBY
     local -x UCX_MAX_EAGER_LANES=2 UCX_MAX_RNDV_LANES=2
 
@@ -1564,31 +1615,66 @@ sc_flap()
         return 1
     fi
     sc_flap_seed "flap:$secs:$pace:$eps${wiring:+:$wiring}"
-    SC_LIMIT=$((secs + 120))
+    SC_LIMIT=$((secs + 120 + (after > 0 ? after + 20 : 0)))
     # an upper bound: the client stops when told
-    rounds=$(((secs + 20) * 60000))
+    rounds=$(((secs + 20 + (after > 0 ? after + 20 : 0)) * 60000))
     [[ ${SC_MANY_PACE_US:-0} -gt 0 ]] &&
-        rounds=$(((secs + 20) * 1000000 / SC_MANY_PACE_US))
+        rounds=$(((secs + 20 + (after > 0 ? after + 20 : 0)) * 1000000 /
+                  SC_MANY_PACE_US))
     sc_mark "$name: varuna_demo on $eps endpoint pairs over two UCP lanes" \
             "($(sc_many_pace)), $secs s of links failing and healing" \
             "($pace), two of four always up"
     sc_start_many "$name" $rounds $eps
     sc_wait_round 1
+    if ((after > 0)); then
+        # the rate and memory before any fault, over 5 s after 1 s of
+        # warming up
+        fsleep 1
+        s0=$(sc_flap_sample)
+        fsleep 5
+        s1=$(sc_flap_sample)
+        sc_event "flap: before the flapping: $(sc_flap_rate "$s0" "$s1")" \
+                 "rounds a second"
+    fi
     sc_flap_links $SC_CLIENT "$secs" "$pace"
     sc_flap_settled $SC_CLIENT
+    if ((after > 0 && SC_FLAP_SETTLED)); then
+        # a while later: from 2 s after the failbacks (FAILBACK_HOLD 5 s
+        # after the primaries came back) for SC_FLAP_AFTER seconds, then
+        # both primaries down again
+        fsleep 7
+        s2=$(sc_flap_sample)
+        fsleep "$after"
+        s3=$(sc_flap_sample)
+        after_rate=$(sc_flap_rate "$s2" "$s3")
+        after_msg="$after s later: $after_rate rounds a second against"
+        after_msg+=" $(sc_flap_rate "$s0" "$s1") before"
+        after_msg+=" ($(awk -v a="$after_rate" -v b="$(sc_flap_rate "$s0" \
+                        "$s1")" 'BEGIN { printf "%.2f", b ? a / b : 0 }')x),"
+        after_msg+=" resident memory a 1,000 rounds $(sc_flap_growth "$s2" \
+                     "$s3" 2) kB (client) and $(sc_flap_growth "$s2" "$s3" 3)"
+        after_msg+=" kB (server) against $(sc_flap_growth "$s0" "$s1" 2) and"
+        after_msg+=" $(sc_flap_growth "$s0" "$s1" 3) before, and both"
+        after_msg+=" primaries down again"
+        sc_event "flap: $after_msg"
+        sc_flap_primaries_down $SC_CLIENT "$after s after"
+    fi
     : >"$SC_DIR/stop"
     sc_end
     sc_reports
     if [[ $SC_OK -eq 1 && $SC_CONFLICTS -eq 0 && $SC_FLAP_SETTLED -eq 0 ]]
     then
         sc_bad "$name: the client had ended before both primaries went" \
-               "down after the flapping (logs: $SC_DIR)"
+               "down after the flapping${after_msg:+ or $after s later}" \
+               "(logs: $SC_DIR)"
     elif [[ $SC_OK -eq 1 && $SC_CONFLICTS -eq 0 ]]; then
         sc_ok "$name: exactly once through $SC_FLAP_CHANGES link changes" \
               "and both primaries down after, no endpoint ended;" \
+              "${after_msg:+$after_msg: no endpoint ended; }" \
               "$SC_REPORTS failovers, $(sc_count \
               "$SC_DIR/report.json" '"event":"lane_failover"') lane" \
-              "failovers ($SC_SECS s)"
+              "failovers, $(sc_count "$SC_DIR/report.json" \
+              '"event":"failback"') failbacks ($SC_SECS s)"
     else
         sc_bad "$name: ok=$SC_OK conflicts=$SC_CONFLICTS after" \
                "$SC_FLAP_CHANGES link changes (logs: $SC_DIR)"
