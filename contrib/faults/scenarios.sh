@@ -71,6 +71,9 @@
 #   lane[:ROUNDS]  two UCP lanes on two device pairs (links 1+2, 3+4);
 #                  both paths of the first die: UCP's lane failover moves
 #                  its traffic to the other memory domain (issue 10)
+#   lane2[:ROUNDS] the same, both paths of the second lane die (links 3+4):
+#                  the peer must fence that lane's connection, not the
+#                  first lane's, whose QPs rxe numbers the same
 #   lane-peer-killed  the same lanes; the peer is killed, then both paths
 #                  of the first lane die: the lane failover's question goes
 #                  unanswered, it gives up, the client's endpoints report
@@ -107,12 +110,13 @@
 #   udqp           the aux UD lane's QP in the error state is reset (issue 9;
 #                  rxe only: UCX's gtest binary, test_rc_varuna_ud_aux)
 #   short          links down-A loss-B cycles:3 mpi:2 mpi-double:1
-#                  shmem-cycle:1 after wakeup udqp lane lane-peer-killed
-#                  loss-B:64, and on softib cycles:10:64 loss-A:64
-#                  flap:15:fast:8:shared, on rxe also flap:10:slow:4
+#                  shmem-cycle:1 after wakeup udqp lane lane2
+#                  lane-peer-killed loss-B:64, and on softib cycles:10:64
+#                  loss-A:64 flap:15:fast:8:shared, on rxe also
+#                  flap:10:slow:4
 #   long           links down-A down-B loss-A loss-B blanket cycles:20
 #                  cycles:10:64 down-A:64 loss-A:64 loss-B:64 mpi:10 mpi:4:4
-#                  mpi-double:5 shmem-double:3 shmem-cycle:3 lane
+#                  mpi-double:5 shmem-double:3 shmem-cycle:3 lane lane2
 #                  lane-peer-killed flap:30:slow flap:30:fast
 #                  mpi-flap:30:slow, and on softib flap:30:slow:16:shared
 #                  flap:30:fast:16:shared
@@ -598,29 +602,32 @@ sc_two_lanes()
 
 sc_lane()
 {
-    local rounds=${1:-20000} line n=0 other=0
+    local rounds=${1:-20000} first=${2:-1} line n=0 other=0 name=lane
+    local second=$((first + 1))
     local SC_A_NET SC_A_STANDBY SC_B_NET SC_B_STANDBY
     local -x UCX_MAX_EAGER_LANES=2 UCX_MAX_RNDV_LANES=2
-    # the lane failovers' lines join rc_varuna's in the run's report
-    local -x UCX_UCP_FAILOVER_REPORT=$SC_LOGS/lane/report.json
 
+    ((first == 3)) && name=lane2
+    # the lane failovers' lines join rc_varuna's in the run's report
+    local -x UCX_UCP_FAILOVER_REPORT=$SC_LOGS/$name/report.json
     sc_two_lanes || return 1
-    sc_mark "lane: varuna_demo over two UCP lanes (links 1+2 and 3+4)," \
-            "$rounds rounds; at 30 %: links 1 and 2 down"
+    sc_mark "$name: varuna_demo over two UCP lanes (links 1+2 and 3+4)," \
+            "$rounds rounds; at 30 %: links $first and $second down"
     SC_LIMIT=180
-    sc_start lane $rounds
+    sc_start $name $rounds
     sc_wait_round $((rounds * 3 / 10))
     if sc_running; then
-        sc_event "fault: links 1 and 2 down (client at round $(sc_round))"
-        link_down 1 A
-        link_down 2 A
+        sc_event "fault: links $first and $second down (client at round" \
+                 "$(sc_round))"
+        link_down $first A
+        link_down $second A
     else
-        sc_info "lane: the client ended before the fault"
+        sc_info "$name: the client ended before the fault"
     fi
     sc_end
-    link_heal 1
-    link_heal 2
-    backend_link_active 1 && backend_link_active 2
+    link_heal $first
+    link_heal $second
+    backend_link_active $first && backend_link_active $second
     sc_reports
     if [[ -r $SC_DIR/report.json ]]; then
         while IFS= read -r line; do
@@ -640,11 +647,11 @@ sc_lane()
     fi
     if [[ $SC_OK -eq 1 && $n -ge 1 && $other -eq $n &&
           $SC_CONFLICTS -eq 0 ]]; then
-        sc_ok "lane: exactly once, the lane moved to the other memory" \
+        sc_ok "$name: exactly once, the lane moved to the other memory" \
               "domain ($n lane failovers, $SC_REPORTS rc_varuna failovers," \
               "$SC_SECS s)"
     else
-        sc_bad "lane: ok=$SC_OK lane failovers=$n (other memory domain" \
+        sc_bad "$name: ok=$SC_OK lane failovers=$n (other memory domain" \
                "$other) conflicts=$SC_CONFLICTS (logs: $SC_DIR)"
     fi
 }
@@ -1755,7 +1762,7 @@ sc_mpi_flap()
 # ---------------------------------------------------------------- main
 list="$*"
 if [[ -z $list || $list == short ]]; then
-    list="links down-A loss-B cycles:3 mpi:2 mpi-double:1 shmem-cycle:1 after wakeup udqp lane lane-peer-killed loss-B:64"
+    list="links down-A loss-B cycles:3 mpi:2 mpi-double:1 shmem-cycle:1 after wakeup udqp lane lane2 lane-peer-killed loss-B:64"
     # 64 endpoint pairs through cycles: 15 s on softib, minutes under TCG
     # and 15 s of fast flapping on the wiring that found issue 48
     [[ $SC_BACKEND == softib ]] &&
@@ -1764,7 +1771,7 @@ if [[ -z $list || $list == short ]]; then
     [[ $SC_BACKEND == rxe ]] && list+=" flap:10:slow:4"
 fi
 if [[ $list == long ]]; then
-    list="links down-A down-B loss-A loss-B blanket cycles:20 cycles:10:64 down-A:64 loss-A:64 loss-B:64 mpi:10 mpi:4:4 mpi-double:5 shmem-double:3 shmem-cycle:3 lane lane-peer-killed flap:30:slow flap:30:fast mpi-flap:30:slow"
+    list="links down-A down-B loss-A loss-B blanket cycles:20 cycles:10:64 down-A:64 loss-A:64 loss-B:64 mpi:10 mpi:4:4 mpi-double:5 shmem-double:3 shmem-cycle:3 lane lane2 lane-peer-killed flap:30:slow flap:30:fast mpi-flap:30:slow"
     [[ $SC_BACKEND == softib ]] &&
         list+=" flap:30:slow:16:shared flap:30:fast:16:shared"
 fi
@@ -1786,6 +1793,8 @@ for sc in $list; do
     demo)     sc_demo ;;
     lane)     sc_lane ;;
     lane:*)   sc_lane ${sc#lane:} ;;
+    lane2)    sc_lane 20000 3 ;;
+    lane2:*)  sc_lane ${sc#lane2:} 3 ;;
     wakeup)   VARUNA_DEMO_WAKEUP=$SC_WAKEUP_MS sc_single wakeup-A \
                   "link_down 1 A"
               VARUNA_DEMO_WAKEUP=$SC_WAKEUP_MS sc_single wakeup-loss-B \
