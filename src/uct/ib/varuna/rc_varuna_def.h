@@ -284,6 +284,22 @@ typedef enum {
  * Wire formats
  * ------------------------------------------------------------------------ */
 
+/* The TX token of a dead endpoint (rc_varuna_purge.c): which connection.
+ * Lane i of an endpoint is lane i of its peer's. QP numbers alone do not
+ * name it: each device numbers its QPs on its own, so an endpoint of
+ * another interface of the peer (UCP's other lane) can have the same four
+ * (Linux rxe numbers every device's from 0x11 up, and endpoints created in
+ * the same order get the same ones). The peer's port of each lane, as we
+ * address it, makes the name whole. */
+typedef struct {
+    uint32_t                magic;
+    uint32_t                peer_qpn[UCT_RC_VARUNA_NUM_SIDES]; /* 0: none */
+    uint32_t                qpn[UCT_RC_VARUNA_NUM_SIDES];      /* ours */
+    uint16_t                peer_lid[UCT_RC_VARUNA_NUM_SIDES];
+    uint8_t                 peer_global;  /* bit per lane: by its GID */
+    uint8_t                 peer_gid[UCT_RC_VARUNA_NUM_SIDES][16];
+} UCS_S_PACKED uct_rc_varuna_tx_token_t;
+
 /* Packed remote key: the primary and standby device keys. Unpacked, they
  * share one uct_rkey_t: primary in the low half, standby in the high. */
 typedef struct uct_rc_varuna_packed_rkey {

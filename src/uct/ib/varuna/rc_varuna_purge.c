@@ -47,18 +47,12 @@
 #define UCT_RC_VARUNA_TX_TOKEN_MAGIC 0x76547854u /* "TxTv" */
 #define UCT_RC_VARUNA_RX_TOKEN_MAGIC 0x76547852u /* "RxTv" */
 
-/* Wire: which connection. Lane i of an endpoint is lane i of its peer's. */
-typedef struct {
-    uint32_t                magic;
-    uint32_t                peer_qpn[UCT_RC_VARUNA_NUM_SIDES]; /* 0: none */
-    uint32_t                qpn[UCT_RC_VARUNA_NUM_SIDES];      /* ours */
-} UCS_S_PACKED uct_rc_varuna_tx_token_t;
-
 enum {
     UCT_RC_VARUNA_RX_TOKEN_PSN = UCS_BIT(0) /* << lane: rq_psn[lane] known */
 };
 
-/* Wire: what executed on it, from the peer's side */
+/* Wire: the RX token, what executed on the connection the TX token
+ * (rc_varuna_def.h) names, from the peer's side */
 typedef struct {
     uint32_t                magic;
     uint32_t                qpn[UCT_RC_VARUNA_NUM_SIDES];   /* the token's */
@@ -111,11 +105,21 @@ static ucs_status_t uct_rc_varuna_ep_tx_token(uct_rc_varuna_ep_t *ep,
         return UCS_ERR_INVALID_PARAM;
     }
 
+    memset(&token, 0, sizeof(token));
     token.magic = UCT_RC_VARUNA_TX_TOKEN_MAGIC;
     for (lane = 0; lane < UCT_RC_VARUNA_NUM_SIDES; lane++) {
         token.qpn[lane]      = uct_rc_varuna_lane_qpn(&ep->lane[lane]);
         token.peer_qpn[lane] = (token.qpn[lane] != 0) ? ep->peer.qpn[lane] :
                                0;
+        if (token.peer_qpn[lane] == 0) {
+            continue;
+        }
+        token.peer_lid[lane] = ep->peer.ah[lane].dlid;
+        if (ep->peer.ah[lane].is_global) {
+            token.peer_global |= UCS_BIT(lane);
+            memcpy(token.peer_gid[lane], ep->peer.ah[lane].grh.dgid.raw,
+                   sizeof(token.peer_gid[lane]));
+        }
     }
     memcpy(ep_attr->tx_token, &token, sizeof(token));
     ep_attr->tx_token_length = sizeof(token);
@@ -143,6 +147,20 @@ ucs_status_t uct_rc_varuna_ep_query(uct_ep_h tl_ep, uct_ep_attr_t *ep_attr)
     return UCS_OK;
 }
 
+/* The token's lane ends at this interface's port of that side */
+static int uct_rc_varuna_iface_token_port(uct_rc_varuna_iface_t *iface,
+                                          const uct_rc_varuna_tx_token_t *token,
+                                          unsigned lane)
+{
+    const uct_rc_varuna_side_t *s = &iface->side[lane];
+
+    if (token->peer_global & UCS_BIT(lane)) {
+        return !memcmp(token->peer_gid[lane], s->gid.raw,
+                       sizeof(token->peer_gid[lane]));
+    }
+    return token->peer_lid[lane] == s->lid;
+}
+
 /* Our endpoint of the connection the peer's token names */
 static uct_rc_varuna_ep_t *
 uct_rc_varuna_iface_token_ep(uct_rc_varuna_iface_t *iface,
@@ -150,6 +168,14 @@ uct_rc_varuna_iface_token_ep(uct_rc_varuna_iface_t *iface,
 {
     uct_rc_varuna_ep_t *ep = NULL;
     unsigned lane;
+
+    /* another interface's connection, whatever its QP numbers */
+    for (lane = 0; lane < UCT_RC_VARUNA_NUM_SIDES; lane++) {
+        if ((token->peer_qpn[lane] != 0) &&
+            !uct_rc_varuna_iface_token_port(iface, token, lane)) {
+            return NULL;
+        }
+    }
 
     for (lane = 0; (lane < UCT_RC_VARUNA_NUM_SIDES) && (ep == NULL); lane++) {
         if (token->peer_qpn[lane] != 0) {
@@ -209,8 +235,9 @@ ucs_status_t uct_rc_varuna_iface_derive_rx_token(uct_iface_h tl_iface,
 
     ep = uct_rc_varuna_iface_token_ep(iface, &tx);
     if (ep == NULL) {
-        ucs_diag("rc_varuna: iface %p: no endpoint of the connection of "
-                 "peer QPs 0x%x/0x%x", iface, tx.qpn[0], tx.qpn[1]);
+        /* UCP asks each interface in turn: it says when none was ours */
+        ucs_debug("rc_varuna: iface %p: no endpoint of the connection of "
+                  "peer QPs 0x%x/0x%x", iface, tx.qpn[0], tx.qpn[1]);
         return UCS_ERR_NO_ELEM;
     }
 

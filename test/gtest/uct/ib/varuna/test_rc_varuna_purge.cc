@@ -505,4 +505,59 @@ UCS_TEST_P(test_rc_varuna_purge, bad_tokens)
     EXPECT_EQ(UCT_RC_VARUNA_OWNER_CALLER, vep(m_s)->dead.owner);
 }
 
+/* A token names its connection by the QP numbers and by the ports: each
+ * device numbers its QPs on its own (rxe from 0x11 up on every device), so
+ * another interface of the peer can have an endpoint with the same four
+ * numbers, and fencing that one, answering with its log word and PSNs,
+ * ended UCP's other lane (rxe, scenario lane2). softib's QP numbers carry
+ * the device's slot, so the case makes the coincidence: the receiver's
+ * own connection, with the port of one lane changed, is another's. */
+UCS_TEST_P(test_rc_varuna_purge, token_of_another_port)
+{
+    uct_rc_varuna_tx_token_t tx, forged;
+    uint8_t rx[UCT_EP_TOKEN_MAX_LENGTH];
+    size_t rx_length;
+    uct_ep_attr_t attr;
+    unsigned lane;
+
+    setup_pair(NUM_OPS);
+    memset(&attr, 0, sizeof(attr));
+    attr.field_mask      = UCT_EP_ATTR_FIELD_TX_TOKEN;
+    attr.tx_token        = &tx;
+    attr.tx_token_length = sizeof(tx);
+    ASSERT_UCS_OK(uct_ep_query(m_s->ep(0), &attr));
+    ASSERT_EQ(sizeof(tx), attr.tx_token_length);
+
+    for (lane = 0; lane < UCT_RC_VARUNA_NUM_SIDES; ++lane) {
+        if (tx.peer_qpn[lane] == 0) {
+            continue;
+        }
+        forged = tx;
+        if (forged.peer_global & UCS_BIT(lane)) {
+            forged.peer_gid[lane][15] ^= 0x5a;
+        } else {
+            forged.peer_lid[lane] ^= 0x5a;
+        }
+        scoped_log_handler slh(hide_errors_logger);
+        EXPECT_EQ(UCS_ERR_NO_ELEM,
+                  uct_iface_derive_rx_token(m_r->iface(), &forged,
+                                            sizeof(forged), rx, &rx_length))
+                << "lane " << lane << " at another port";
+    }
+
+    /* nothing of the receiver's was fenced: the pair still works, both
+     * ways, without a failover */
+    EXPECT_NE(UCT_RC_VARUNA_FO_DEAD, vep(m_r)->fo.state);
+    EXPECT_EQ(UCT_RC_VARUNA_LANE_ACTIVE,
+              vep(m_r)->lane[vep(m_r)->active].state);
+    EXPECT_EQ(0u, vep(m_r)->lane[vep(m_r)->active].err_count);
+    EXPECT_EQ(0u, m_ep_errors);
+
+    /* the token as it is names the receiver's endpoint */
+    ASSERT_UCS_OK(uct_iface_derive_rx_token(m_r->iface(), &tx, sizeof(tx),
+                                            rx, &rx_length));
+    EXPECT_EQ(UCT_RC_VARUNA_LANE_FAILED,
+              vep(m_r)->lane[vep(m_r)->active].state);
+}
+
 _UCT_INSTANTIATE_TEST_CASE(test_rc_varuna_purge, rc_varuna)
