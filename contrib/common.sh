@@ -177,6 +177,25 @@ rc_varuna_need_gnuplot()
         rc_varuna_die "cannot install gnuplot-nox"
 }
 
+# The median of the numbers given (words "nan" left out), "-" if none:
+# rc_varuna_median VALUE...
+rc_varuna_median()
+{
+    printf '%s\n' "$@" | grep -vx nan | sort -g |
+        awk '{ v[NR] = $1 }
+             END { if (NR == 0) { print "-"; exit }
+                   if (NR % 2) print v[(NR + 1) / 2]
+                   else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# One of softib's counters, summed over the devices of the registry in use
+# ("softib counters"; SOFTIB, or softib on PATH): rc_varuna_softib_counter
+# NAME
+rc_varuna_softib_counter()
+{
+    "${SOFTIB:-softib}" counters | awk -v c="$1" '$1 == c { print $2 }'
+}
+
 
 # -------------------------------------------------------------------------
 # Tests: a softib fabric of their own, the skip policy, checks said and
