@@ -1560,15 +1560,14 @@ sc_flap_settled()
 # children of the timeout commands SC_CLIENT and SC_SERVER)
 sc_flap_sample()
 {
-    local round pid rss=() p
+    local pid p anon=()
 
-    round=$(grep 'client: round' "$SC_DIR/client.log" | tail -n 1)
     for pid in $SC_CLIENT $SC_SERVER; do
         p=$(pgrep -P "$pid" | head -n 1)
-        rss+=("$(awk '/^RssAnon:/ { print $2 }' /proc/${p:-0}/status \
-                 2>/dev/null || echo 0)")
+        anon+=("$(awk '/^RssAnon:/ { print $2 }' /proc/${p:-0}/status \
+                  2>/dev/null || echo 0)")
     done
-    echo "${round#client: round } $(sc_us) ${rss[0]:-0} ${rss[1]:-0}"
+    echo "$(sc_round) $(sc_us) ${anon[0]:-0} ${anon[1]:-0}"
 }
 
 # The growth of one process's anonymous memory (field 2: the client, 3: the
@@ -1606,7 +1605,8 @@ sc_flap_seed()
 sc_flap()
 {
     local secs=${1:-30} pace=${2:-slow} eps=${3:-16} wiring=${4:-} name rounds
-    local after=${SC_FLAP_AFTER:-0} s0 s1 s2 s3 after_rate after_msg=
+    local after=${SC_FLAP_AFTER:-0} extra=0 s0 s1 s2 s3 before_rate=
+    local after_rate after_msg=
     local SC_A_NET SC_A_STANDBY SC_B_NET SC_B_STANDBY
     local -x UCX_MAX_EAGER_LANES=2 UCX_MAX_RNDV_LANES=2
 
@@ -1624,14 +1624,15 @@ sc_flap()
         return 1
     fi
     sc_flap_seed "flap:$secs:$pace:$eps${wiring:+:$wiring}"
-    SC_LIMIT=$((secs + 120 + (after > 0 ? after + 60 : 0)))
-    # an upper bound: the client stops when told (with SC_FLAP_AFTER, the
-    # 6 s before, the wait for the failbacks and the second check too: a
-    # paced client that ran out of rounds before it would fail the run)
-    rounds=$(((secs + 20 + (after > 0 ? after + 60 : 0)) * 60000))
+    # with SC_FLAP_AFTER, the 6 s before, the wait for the failbacks and
+    # the second check too: a paced client that ran out of rounds before it
+    # would fail the run
+    ((after > 0)) && extra=$((after + 60))
+    SC_LIMIT=$((secs + 120 + extra))
+    # an upper bound: the client stops when told
+    rounds=$(((secs + 20 + extra) * 60000))
     [[ ${SC_MANY_PACE_US:-0} -gt 0 ]] &&
-        rounds=$(((secs + 20 + (after > 0 ? after + 60 : 0)) * 1000000 /
-                  SC_MANY_PACE_US))
+        rounds=$(((secs + 20 + extra) * 1000000 / SC_MANY_PACE_US))
     sc_mark "$name: varuna_demo on $eps endpoint pairs over two UCP lanes" \
             "($(sc_many_pace)), $secs s of links failing and healing" \
             "($pace), two of four always up"
@@ -1644,8 +1645,8 @@ sc_flap()
         s0=$(sc_flap_sample)
         fsleep 5
         s1=$(sc_flap_sample)
-        sc_event "flap: before the flapping: $(sc_flap_rate "$s0" "$s1")" \
-                 "rounds a second"
+        before_rate=$(sc_flap_rate "$s0" "$s1")
+        sc_event "flap: before the flapping: $before_rate rounds a second"
     fi
     sc_flap_links $SC_CLIENT "$secs" "$pace"
     sc_flap_settled $SC_CLIENT
@@ -1659,9 +1660,9 @@ sc_flap()
         s3=$(sc_flap_sample)
         after_rate=$(sc_flap_rate "$s2" "$s3")
         after_msg="$after s later: $after_rate rounds a second against"
-        after_msg+=" $(sc_flap_rate "$s0" "$s1") before"
-        after_msg+=" ($(awk -v a="$after_rate" -v b="$(sc_flap_rate "$s0" \
-                        "$s1")" 'BEGIN { printf "%.2f", b ? a / b : 0 }')x),"
+        after_msg+=" $before_rate before"
+        after_msg+=" ($(awk -v a="$after_rate" -v b="$before_rate" \
+                        'BEGIN { printf "%.2f", b ? a / b : 0 }')x),"
         after_msg+=" anonymous memory a 1,000 rounds $(sc_flap_growth "$s2" \
                      "$s3" 2) kB (client) and $(sc_flap_growth "$s2" "$s3" 3)"
         after_msg+=" kB (server) against $(sc_flap_growth "$s0" "$s1" 2) and"
