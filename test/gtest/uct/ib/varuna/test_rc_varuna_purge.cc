@@ -545,8 +545,8 @@ UCS_TEST_P(test_rc_varuna_purge, token_of_another_port)
                 << "lane " << lane << " at another port";
     }
 
-    /* nothing of the receiver's was fenced: the pair still works, both
-     * ways, without a failover */
+    /* nothing of the receiver's was fenced: its active lane is as it was,
+     * no failover began, no endpoint error */
     EXPECT_NE(UCT_RC_VARUNA_FO_DEAD, vep(m_r)->fo.state);
     EXPECT_EQ(UCT_RC_VARUNA_LANE_ACTIVE,
               vep(m_r)->lane[vep(m_r)->active].state);
