@@ -119,7 +119,15 @@ protected:
         return (step != NULL) ? std::max(1, atoi(step)) : 1;
     }
 
-    void matrix(int type, bool bidir = false)
+    /* psn_judges: a given-up result is expected to be judged against the
+     * receiver's PSN in some trial. Not where the log decides all but one
+     * operation (a log write behind every one) and only one side sends:
+     * there a trial learns the peer's PSN only when the peer's notice
+     * comes before the log READ's answer, which timing decides (beside a
+     * CPU-bound process: 1, 0, 9 and 2 of 76 trials on the four devices,
+     * and the 0 failed the run; with traffic both ways 38 or 39). The
+     * PSN judgement's coverage is asserted by every other case. */
+    void matrix(int type, bool bidir = false, bool psn_judges = true)
     {
         unsigned failovers = 0, results_lost = 0, trials = 0;
 
@@ -144,7 +152,7 @@ protected:
         EXPECT_GE(failovers, trials / 2);
         EXPECT_GE(m_resent_checked, trials / 4) << "too few trials had "
                                                    "their resends checked";
-        if (results_lost > 0) {
+        if (psn_judges && (results_lost > 0)) {
             EXPECT_GT(m_results_lost_checked, 0u)
                     << "no given-up result was judged";
         }
@@ -182,7 +190,7 @@ UCS_TEST_P(test_rc_varuna_failover, mixed_bidir_without_log, "LOG=n")
  * write at all on the sender but the log read still made. */
 UCS_TEST_P(test_rc_varuna_failover, mixed_log_every_op, "LOG_INTERVAL=1")
 {
-    matrix(MIXED);
+    matrix(MIXED, false, false);
 }
 
 UCS_TEST_P(test_rc_varuna_failover, mixed_bidir_log_every_op,
