@@ -85,6 +85,10 @@ typedef struct uct_rc_varuna_lane {
     uint32_t                path_mtu;         /* bytes */
     uint64_t                log_sn;           /* last log write posted on
                                                  this connection, 0: none */
+    uint16_t                max_wr;           /* operations its QP's send
+                                                 queue takes (the side's
+                                                 tx_max_wr) */
+    uint16_t                moderation;       /* signaled at least every */
     uint8_t                 state;            /* uct_rc_varuna_lane_state_t */
     uint32_t                err_count;        /* moves to ERR by failover */
     uint32_t                lwr_given_up;     /* LAST_WQE_REACHED not waited
@@ -404,5 +408,18 @@ const char *uct_rc_varuna_lane_str(uct_rc_varuna_iface_t *iface,
 const char *uct_rc_varuna_lane_state_str(uct_rc_varuna_lane_state_t state);
 int uct_rc_varuna_lane_rq_psn(uct_rc_varuna_lane_t *lane, uint32_t *psn_p);
 void uct_rc_varuna_lane_fence(uct_rc_varuna_ep_t *ep, unsigned side);
+ucs_status_t uct_rc_varuna_qp_create(uct_rc_varuna_iface_t *iface,
+                                     uct_rc_varuna_ep_t *ep, unsigned side,
+                                     unsigned qp_len, struct ibv_qp **qp_p);
+ucs_status_t uct_rc_varuna_qp_connect(uct_rc_varuna_iface_t *iface,
+                                      struct ibv_qp *qp, uint32_t dest_qpn,
+                                      uint32_t rq_psn, uint32_t sq_psn,
+                                      struct ibv_ah_attr *ah_attr,
+                                      enum ibv_mtu path_mtu);
+void uct_rc_varuna_qp_destroy(uct_rc_varuna_iface_t *iface,
+                              uct_rc_varuna_ep_t *ep, unsigned side,
+                              struct ibv_qp *qp, uint16_t cq_credits);
+void uct_rc_varuna_lane_set_len(uct_rc_varuna_lane_t *lane,
+                                const uct_rc_varuna_side_t *len);
 
 #endif

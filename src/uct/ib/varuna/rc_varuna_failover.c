@@ -620,7 +620,7 @@ static int uct_rc_varuna_ep_replay(uct_rc_varuna_iface_t *iface,
 static void uct_rc_varuna_ep_tx_resize(uct_rc_varuna_iface_t *iface,
                                        uct_rc_varuna_ep_t *ep, unsigned lane)
 {
-    uint16_t limit = iface->side[lane].tx_max_wr;
+    uint16_t limit = ep->lane[lane].max_wr;
 
     ep->tx.wr_limit = limit;
     if (ep->tx.wr_owned < limit) {

@@ -341,7 +341,7 @@ uct_rc_varuna_op_prepare(uct_rc_varuna_iface_t *iface, uct_rc_varuna_ep_t *ep,
      * that a healthy endpoint completes something well within the
      * watchdog's interval */
     signal = signal ||
-             (pos->unsignaled >= iface->side[lane_index].tx_moderation) ||
+             (pos->unsignaled >= lane->moderation) ||
              ((pos->unsig_bytes + op->length) > iface->config.max_zcopy);
 
     wr[0].wr_id = op->sn | UCT_RC_VARUNA_WRID_OP;

@@ -86,9 +86,8 @@ uint32_t uct_rc_varuna_lane_new_psn(uct_rc_varuna_lane_t *lane)
     return lane->sq_psn;
 }
 
-static ucs_status_t uct_rc_varuna_lane_init_qp(uct_rc_varuna_iface_t *iface,
-                                               uct_rc_varuna_lane_t *lane,
-                                               unsigned side)
+static ucs_status_t uct_rc_varuna_qp_init(uct_rc_varuna_iface_t *iface,
+                                          struct ibv_qp *qp, unsigned side)
 {
     uct_rc_varuna_side_t *s = &iface->side[side];
     struct ibv_qp_attr qp_attr;
@@ -101,10 +100,10 @@ static ucs_status_t uct_rc_varuna_lane_init_qp(uct_rc_varuna_iface_t *iface,
                               IBV_ACCESS_REMOTE_WRITE |
                               IBV_ACCESS_REMOTE_READ |
                               IBV_ACCESS_REMOTE_ATOMIC;
-    if (ibv_modify_qp(lane->qp, &qp_attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+    if (ibv_modify_qp(qp, &qp_attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
                       IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) {
         ucs_error("rc_varuna: failed to move QP 0x%x to INIT: %m",
-                  lane->qp->qp_num);
+                  qp->qp_num);
         return UCS_ERR_IO_ERROR;
     }
     return UCS_OK;
@@ -210,7 +209,7 @@ ucs_status_t uct_rc_varuna_lane_reset(uct_rc_varuna_iface_t *iface,
         return status;
     }
 
-    status = uct_rc_varuna_lane_init_qp(iface, lane, side);
+    status = uct_rc_varuna_qp_init(iface, lane->qp, side);
     if (status != UCS_OK) {
         return status;
     }
@@ -220,14 +219,28 @@ ucs_status_t uct_rc_varuna_lane_reset(uct_rc_varuna_iface_t *iface,
     return UCS_OK;
 }
 
-ucs_status_t uct_rc_varuna_lane_create(uct_rc_varuna_iface_t *iface,
-                                       uct_rc_varuna_ep_t *ep,
-                                       unsigned side)
+/* The send queue a lane's QP has: what the endpoint may post on it, and
+ * how often it signals */
+void uct_rc_varuna_lane_set_len(uct_rc_varuna_lane_t *lane,
+                                const uct_rc_varuna_side_t *len)
 {
-    uct_rc_varuna_side_t *s    = &iface->side[side];
-    uct_rc_varuna_lane_t *lane = &ep->lane[side];
-    uct_ib_device_t *dev       = uct_rc_varuna_side_dev(iface, side);
+    lane->max_wr     = len->tx_max_wr;
+    lane->moderation = len->tx_moderation;
+}
+
+/*
+ * A QP of an endpoint on a side's port, in INIT, known to the side's QP
+ * table and awaited for its LAST_WQE_REACHED, of any send queue length;
+ * the lane takes it or not.
+ */
+ucs_status_t uct_rc_varuna_qp_create(uct_rc_varuna_iface_t *iface,
+                                     uct_rc_varuna_ep_t *ep, unsigned side,
+                                     unsigned qp_len, struct ibv_qp **qp_p)
+{
+    uct_rc_varuna_side_t *s = &iface->side[side];
+    uct_ib_device_t *dev    = uct_rc_varuna_side_dev(iface, side);
     struct ibv_qp_init_attr qp_init_attr;
+    struct ibv_qp *qp;
     ucs_status_t status;
 
     memset(&qp_init_attr, 0, sizeof(qp_init_attr));
@@ -236,57 +249,75 @@ ucs_status_t uct_rc_varuna_lane_create(uct_rc_varuna_iface_t *iface,
     qp_init_attr.srq                 = s->srq;
     qp_init_attr.qp_type             = IBV_QPT_RC;
     qp_init_attr.sq_sig_all          = 0;
-    qp_init_attr.cap.max_send_wr     = s->tx_qp_len;
+    qp_init_attr.cap.max_send_wr     = qp_len;
     qp_init_attr.cap.max_recv_wr     = 0;
     qp_init_attr.cap.max_send_sge    = iface->super.config.tx_min_sge;
     qp_init_attr.cap.max_recv_sge    = 1;
     qp_init_attr.cap.max_inline_data = iface->super.config.tx_min_inline;
 
-    lane->qp = ibv_create_qp(s->pd, &qp_init_attr);
-    if (lane->qp == NULL) {
+    qp = ibv_create_qp(s->pd, &qp_init_attr);
+    if (qp == NULL) {
         ucs_error("rc_varuna: failed to create a QP on %s:%d: %m",
                   uct_ib_device_name(dev), s->port_num);
         return UCS_ERR_IO_ERROR;
     }
     iface->fo.qp_created++;
 
-    status = uct_rc_varuna_lane_init_qp(iface, lane, side);
+    status = uct_rc_varuna_qp_init(iface, qp, side);
     if (status != UCS_OK) {
         goto err_destroy;
     }
 
     status = uct_ib_device_async_event_register(dev,
                                                 IBV_EVENT_QP_LAST_WQE_REACHED,
-                                                lane->qp->qp_num);
+                                                qp->qp_num);
     if (status != UCS_OK) {
         goto err_destroy;
     }
 
-    status = uct_rc_varuna_iface_add_qp(iface, ep, side, lane->qp->qp_num);
+    status = uct_rc_varuna_iface_add_qp(iface, ep, side, qp->qp_num);
     if (status != UCS_OK) {
         goto err_unregister;
     }
 
-    uct_rc_varuna_lane_new_psn(lane);
-    uct_rc_varuna_lane_set_state(ep, side, UCT_RC_VARUNA_LANE_IDLE);
+    *qp_p = qp;
     return UCS_OK;
 
 err_unregister:
     uct_ib_device_async_event_unregister(dev, IBV_EVENT_QP_LAST_WQE_REACHED,
-                                         lane->qp->qp_num);
+                                         qp->qp_num);
 err_destroy:
-    ibv_destroy_qp(lane->qp);
-    lane->qp = NULL;
+    ibv_destroy_qp(qp);
     return status;
 }
 
-ucs_status_t uct_rc_varuna_lane_connect(uct_rc_varuna_iface_t *iface,
-                                        uct_rc_varuna_ep_t *ep, unsigned side,
-                                        uint32_t dest_qpn, uint32_t rq_psn,
-                                        struct ibv_ah_attr *ah_attr,
-                                        enum ibv_mtu path_mtu)
+ucs_status_t uct_rc_varuna_lane_create(uct_rc_varuna_iface_t *iface,
+                                       uct_rc_varuna_ep_t *ep,
+                                       unsigned side)
 {
     uct_rc_varuna_lane_t *lane = &ep->lane[side];
+    ucs_status_t status;
+
+    status = uct_rc_varuna_qp_create(iface, ep, side,
+                                     iface->side[side].tx_qp_len, &lane->qp);
+    if (status != UCS_OK) {
+        lane->qp = NULL;
+        return status;
+    }
+
+    uct_rc_varuna_lane_set_len(lane, &iface->side[side]);
+    uct_rc_varuna_lane_new_psn(lane);
+    uct_rc_varuna_lane_set_state(ep, side, UCT_RC_VARUNA_LANE_IDLE);
+    return UCS_OK;
+}
+
+/* A QP to RTR and RTS toward the peer's QP dest_qpn */
+ucs_status_t uct_rc_varuna_qp_connect(uct_rc_varuna_iface_t *iface,
+                                      struct ibv_qp *qp, uint32_t dest_qpn,
+                                      uint32_t rq_psn, uint32_t sq_psn,
+                                      struct ibv_ah_attr *ah_attr,
+                                      enum ibv_mtu path_mtu)
+{
     struct ibv_qp_attr qp_attr;
     char buf[128];
 
@@ -298,27 +329,48 @@ ucs_status_t uct_rc_varuna_lane_connect(uct_rc_varuna_iface_t *iface,
     qp_attr.max_dest_rd_atomic = iface->super.config.max_rd_atomic;
     qp_attr.min_rnr_timer      = iface->super.config.min_rnr_timer;
     qp_attr.ah_attr            = *ah_attr;
-    if (ibv_modify_qp(lane->qp, &qp_attr, IBV_QP_STATE | IBV_QP_AV |
+    if (ibv_modify_qp(qp, &qp_attr, IBV_QP_STATE | IBV_QP_AV |
                       IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
                       IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)) {
         ucs_error("rc_varuna: failed to move QP 0x%x to RTR: %m",
-                  lane->qp->qp_num);
+                  qp->qp_num);
         return UCS_ERR_IO_ERROR;
     }
 
     memset(&qp_attr, 0, sizeof(qp_attr));
     qp_attr.qp_state      = IBV_QPS_RTS;
-    qp_attr.sq_psn        = lane->sq_psn;
+    qp_attr.sq_psn        = sq_psn;
     qp_attr.timeout       = iface->super.config.timeout;
     qp_attr.rnr_retry     = iface->super.config.rnr_retry;
     qp_attr.retry_cnt     = iface->super.config.retry_cnt;
     qp_attr.max_rd_atomic = iface->super.config.max_rd_atomic;
-    if (ibv_modify_qp(lane->qp, &qp_attr, IBV_QP_STATE | IBV_QP_TIMEOUT |
+    if (ibv_modify_qp(qp, &qp_attr, IBV_QP_STATE | IBV_QP_TIMEOUT |
                       IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
                       IBV_QP_MAX_QP_RD_ATOMIC)) {
         ucs_error("rc_varuna: failed to move QP 0x%x to RTS: %m",
-                  lane->qp->qp_num);
+                  qp->qp_num);
         return UCS_ERR_IO_ERROR;
+    }
+
+    ucs_debug("rc_varuna: connected qp 0x%x port %d to qp 0x%x %s psn 0x%x/0x%x",
+              qp->qp_num, ah_attr->port_num, dest_qpn,
+              uct_ib_ah_attr_str(buf, sizeof(buf), ah_attr), sq_psn, rq_psn);
+    return UCS_OK;
+}
+
+ucs_status_t uct_rc_varuna_lane_connect(uct_rc_varuna_iface_t *iface,
+                                        uct_rc_varuna_ep_t *ep, unsigned side,
+                                        uint32_t dest_qpn, uint32_t rq_psn,
+                                        struct ibv_ah_attr *ah_attr,
+                                        enum ibv_mtu path_mtu)
+{
+    uct_rc_varuna_lane_t *lane = &ep->lane[side];
+    ucs_status_t status;
+
+    status = uct_rc_varuna_qp_connect(iface, lane->qp, dest_qpn, rq_psn,
+                                      lane->sq_psn, ah_attr, path_mtu);
+    if (status != UCS_OK) {
+        return status;
     }
 
     lane->path_mtu          = (uint32_t)uct_ib_mtu_value(path_mtu);
@@ -326,10 +378,6 @@ ucs_status_t uct_rc_varuna_lane_connect(uct_rc_varuna_iface_t *iface,
     ep->peer.qpn[side]      = dest_qpn;
     ep->peer.ah[side]       = *ah_attr;
     ep->peer.path_mtu       = path_mtu;
-    ucs_debug("rc_varuna: connected qp 0x%x port %d to qp 0x%x %s psn 0x%x/0x%x",
-              lane->qp->qp_num, ah_attr->port_num, dest_qpn,
-              uct_ib_ah_attr_str(buf, sizeof(buf), ah_attr), lane->sq_psn,
-              rq_psn);
     return UCS_OK;
 }
 
@@ -348,39 +396,87 @@ static unsigned uct_rc_varuna_standby_qp_cleanup_progress(void *arg)
 }
 
 /*
- * Move a lane's QP to the error state and destroy it once the device says
- * it will take nothing more from the SRQ (LAST_WQE_REACHED). The primary
- * lane goes through rc/base, which also returns its CQ credits; the
- * standby lane, possibly on another device, waits on that device.
+ * Move a QP of the standby side to the error state and destroy it once its
+ * device says it will take nothing more from the SRQ (LAST_WQE_REACHED):
+ * a lane's, or one the lane does not hold.
  */
-void uct_rc_varuna_lane_destroy(uct_rc_varuna_iface_t *iface,
-                                uct_rc_varuna_ep_t *ep, unsigned side,
-                                uint16_t cq_credits)
+void uct_rc_varuna_qp_destroy(uct_rc_varuna_iface_t *iface,
+                              uct_rc_varuna_ep_t *ep, unsigned side,
+                              struct ibv_qp *qp, uint16_t cq_credits)
 {
-    uct_rc_varuna_lane_t *lane = &ep->lane[side];
-    uct_rc_varuna_md_t *md     = ucs_derived_of(iface->super.super.super.md,
-                                                uct_rc_varuna_md_t);
     uct_rc_varuna_qp_cleanup_ctx_t *ctx;
     ucs_status_t status;
 
-    if (lane->qp == NULL) {
-        return;
-    }
-
-    uct_ib_modify_qp(lane->qp, IBV_QPS_ERR);
-    uct_rc_varuna_iface_remove_qp(iface, side, lane->qp->qp_num);
+    ucs_assert(side != UCT_RC_VARUNA_SIDE_PRIMARY);
+    uct_ib_modify_qp(qp, IBV_QPS_ERR);
+    uct_rc_varuna_iface_remove_qp(iface, side, qp->qp_num);
 
     ctx = ucs_malloc(sizeof(*ctx), "rc_varuna_qp_cleanup_ctx");
     if (ctx == NULL) {
         /* out of memory: no waiting for LAST_WQE_REACHED, the QP goes now
          * (a receive buffer it still held is lost with it) */
         ucs_warn("rc_varuna: out of memory, qp 0x%x destroyed without "
+                 "waiting for its last WQE", qp->qp_num);
+        uct_ib_device_async_event_unregister(uct_rc_varuna_side_dev(iface,
+                                                                    side),
+                                             IBV_EVENT_QP_LAST_WQE_REACHED,
+                                             qp->qp_num);
+        uct_ib_destroy_qp(qp);
+        return;
+    }
+    ctx->qp               = qp;
+    ctx->side             = side;
+    ctx->dev              = uct_rc_varuna_side_dev(iface, side);
+    ctx->super.super.cbq  = &iface->super.super.super.worker->super.progress_q;
+    ctx->super.super.cb   = uct_rc_varuna_standby_qp_cleanup_progress;
+    ctx->super.iface      = &iface->super;
+    ctx->super.qp_num     = qp->qp_num;
+    ctx->super.cq_credits = cq_credits;
+    ucs_list_add_tail(&iface->standby_gc_list, &ctx->super.list);
+    status = uct_ib_device_async_event_wait(ctx->dev,
+                                            IBV_EVENT_QP_LAST_WQE_REACHED,
+                                            ctx->super.qp_num,
+                                            &ctx->super.super);
+    if (status != UCS_OK) {
+        /* not registered for the event: nothing to wait for */
+        ucs_callbackq_add_safe(ctx->super.super.cbq, ctx->super.super.cb,
+                               ctx, UCS_CALLBACKQ_FLAG_ONESHOT);
+    }
+}
+
+/*
+ * Destroy a lane's QP once the device says it will take nothing more from
+ * the SRQ. The primary lane goes through rc/base, which also returns its
+ * CQ credits; the standby lane, possibly on another device, waits on that
+ * device.
+ */
+void uct_rc_varuna_lane_destroy(uct_rc_varuna_iface_t *iface,
+                                uct_rc_varuna_ep_t *ep, unsigned side,
+                                uint16_t cq_credits)
+{
+    uct_rc_varuna_lane_t *lane = &ep->lane[side];
+    uct_rc_varuna_qp_cleanup_ctx_t *ctx;
+
+    if (lane->qp == NULL) {
+        return;
+    }
+
+    if (side != UCT_RC_VARUNA_SIDE_PRIMARY) {
+        uct_rc_varuna_qp_destroy(iface, ep, side, lane->qp, 0);
+        lane->qp = NULL;
+        return;
+    }
+
+    uct_ib_modify_qp(lane->qp, IBV_QPS_ERR);
+    ctx = ucs_malloc(sizeof(*ctx), "rc_varuna_qp_cleanup_ctx");
+    if (ctx == NULL) {
+        /* out of memory: no waiting for LAST_WQE_REACHED, the QP goes now
+         * (a receive buffer it still held is lost with it) */
+        ucs_warn("rc_varuna: out of memory, qp 0x%x destroyed without "
                  "waiting for its last WQE", lane->qp->qp_num);
-        if (side == UCT_RC_VARUNA_SIDE_PRIMARY) {
-            ucs_list_del(&ep->super.list);
-            uct_rc_iface_remove_qp(&iface->super, lane->qp->qp_num);
-            uct_rc_iface_add_cq_credits(&iface->super, cq_credits);
-        }
+        ucs_list_del(&ep->super.list);
+        uct_rc_iface_remove_qp(&iface->super, lane->qp->qp_num);
+        uct_rc_iface_add_cq_credits(&iface->super, cq_credits);
         uct_ib_device_async_event_unregister(uct_rc_varuna_side_dev(iface,
                                                                     side),
                                              IBV_EVENT_QP_LAST_WQE_REACHED,
@@ -391,29 +487,9 @@ void uct_rc_varuna_lane_destroy(uct_rc_varuna_iface_t *iface,
     }
     ctx->qp   = lane->qp;
     ctx->side = side;
-    ctx->dev  = iface->side[side].separate ? &md->standby_md->dev :
-                                            &md->super.dev;
-
-    if (side == UCT_RC_VARUNA_SIDE_PRIMARY) {
-        uct_rc_ep_cleanup_qp(&ep->super, &ctx->super, lane->qp->qp_num,
-                             cq_credits);
-    } else {
-        ctx->super.super.cbq  = &iface->super.super.super.worker->super.progress_q;
-        ctx->super.super.cb   = uct_rc_varuna_standby_qp_cleanup_progress;
-        ctx->super.iface      = &iface->super;
-        ctx->super.qp_num     = lane->qp->qp_num;
-        ctx->super.cq_credits = 0;
-        ucs_list_add_tail(&iface->standby_gc_list, &ctx->super.list);
-        status = uct_ib_device_async_event_wait(ctx->dev,
-                                                IBV_EVENT_QP_LAST_WQE_REACHED,
-                                                ctx->super.qp_num,
-                                                &ctx->super.super);
-        if (status != UCS_OK) {
-            /* not registered for the event: nothing to wait for */
-            ucs_callbackq_add_safe(ctx->super.super.cbq, ctx->super.super.cb,
-                                   ctx, UCS_CALLBACKQ_FLAG_ONESHOT);
-        }
-    }
+    ctx->dev  = uct_rc_varuna_side_dev(iface, side);
+    uct_rc_ep_cleanup_qp(&ep->super, &ctx->super, lane->qp->qp_num,
+                         cq_credits);
     lane->qp = NULL;
 }
 
