@@ -135,6 +135,9 @@ void uct_rc_varuna_ep_complete(uct_rc_varuna_ep_t *ep, uint64_t sn)
         uct_rc_varuna_ep_complete_more(iface, ep);
     }
     uct_rc_varuna_ep_completed(iface, ep, freed);
+    if (ucs_unlikely(ep->gr.hold)) {
+        uct_rc_varuna_ep_grow_drained(ep);
+    }
 }
 
 /* Complete what a failover settled at the head of the queue. */

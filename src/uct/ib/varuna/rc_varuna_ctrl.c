@@ -268,6 +268,29 @@ ucs_status_t uct_rc_varuna_ep_post_standby_probe(uct_rc_varuna_ep_t *ep)
     return status;
 }
 
+/*
+ * The grow's drain (rc_varuna_grow.c) waits until every operation on the
+ * old QP completed; one that went unsignaled completes only with a signaled
+ * request behind it, and new operations are held back then. The operations'
+ * CQ credits may all be taken by such tails (each request holds one until
+ * a completion returns it; 64 endpoints held 12 each when a grow stopped
+ * their traffic), so the signaled request is a control request, with a CQ
+ * entry of the control share. RC completes in order: its completion
+ * completes the operations before it.
+ */
+ucs_status_t uct_rc_varuna_ep_post_grow_tail(uct_rc_varuna_ep_t *ep)
+{
+    ucs_status_t status;
+
+    status = uct_rc_varuna_ep_post_write_probe(ep, ep->active,
+                                               UCT_RC_VARUNA_CTRL_WR_GROW_TAIL);
+    if (status == UCS_OK) {
+        ep->gr.tail_posted = 1;
+        ep->gr.tail_sn     = ep->tx.sn;
+    }
+    return status;
+}
+
 /* Room for a message other than FAILOVER (the last entries are kept for
  * FAILOVERs) */
 int uct_rc_varuna_ep_msgq_room(uct_rc_varuna_ep_t *ep)
@@ -397,6 +420,10 @@ void uct_rc_varuna_ep_ctrl_completion(uct_rc_varuna_ep_t *ep, unsigned lane,
             (ep->rp.probing & UCS_BIT(lane));
     ep->rp.probing &= ~UCS_BIT(lane);
 
+    if (ucs_unlikely(ep->gr.hold)) {
+        uct_rc_varuna_ep_grow_drained(ep);
+    }
+
     if (kind == UCT_RC_VARUNA_CTRL_WR_DRAIN) {
         /* flushed, behind everything the failed lane had */
         if (lane == ep->fo.failed_lane) {
@@ -438,6 +465,15 @@ void uct_rc_varuna_ep_ctrl_completion(uct_rc_varuna_ep_t *ep, unsigned lane,
 
     if (kind == UCT_RC_VARUNA_CTRL_WR_STANDBY_PROBE) {
         uct_rc_varuna_ep_standby_probed(ep);
+        return;
+    }
+
+    if (kind == UCT_RC_VARUNA_CTRL_WR_GROW_TAIL) {
+        /* in order: the operations before it have completed too */
+        ep->gr.tail_posted = 0;
+        if (ep->tx.done_sn < ep->gr.tail_sn) {
+            uct_rc_varuna_ep_complete(ep, ep->gr.tail_sn);
+        }
         return;
     }
 
@@ -497,6 +533,21 @@ void uct_rc_varuna_ep_ctrl_recv(uct_rc_varuna_ep_t *ep, unsigned lane,
         break;
     case UCT_RC_VARUNA_CTRL_REPROTECT_NACK:
         uct_rc_varuna_ep_reprotect_recv_nack(iface, ep, msg);
+        break;
+    case UCT_RC_VARUNA_CTRL_GROW_REQ:
+        uct_rc_varuna_ep_grow_recv_req(iface, ep, msg);
+        break;
+    case UCT_RC_VARUNA_CTRL_GROW_ACK:
+        uct_rc_varuna_ep_grow_recv_ack(iface, ep, msg);
+        break;
+    case UCT_RC_VARUNA_CTRL_GROW_NACK:
+        uct_rc_varuna_ep_grow_recv_nack(iface, ep, msg);
+        break;
+    case UCT_RC_VARUNA_CTRL_GROW_SWAP:
+        uct_rc_varuna_ep_grow_recv_swap(iface, ep, msg);
+        break;
+    case UCT_RC_VARUNA_CTRL_GROW_SWAP_ACK:
+        uct_rc_varuna_ep_grow_recv_swap_ack(iface, ep, msg);
         break;
     default:
         ucs_debug("rc_varuna: ep %p: unknown control message %u", ep,

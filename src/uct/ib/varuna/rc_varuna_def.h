@@ -219,6 +219,25 @@ typedef enum {
     UCT_RC_VARUNA_FO_LAST
 } uct_rc_varuna_fo_state_t;
 
+/*
+ * The replacement of a short send queue (rc_varuna_grow.c): one state
+ * variable (ep->gr.state), moved only by uct_rc_varuna_ep_grow_enter(). The
+ * side that initiates re-protection asks (ASKED), both drain their own
+ * requests off the old QP before they post on the new one (DRAIN), and the
+ * asker waits for the peer's word that it did too (SWAPPED).
+ */
+typedef enum {
+    UCT_RC_VARUNA_GROW_IDLE,         /* nothing under way */
+    UCT_RC_VARUNA_GROW_ASKED,        /* our new QP made, GROW_REQ sent */
+    UCT_RC_VARUNA_GROW_READY,        /* the peer's: our new QP connected,
+                                        GROW_ACK sent, waiting for SWAP */
+    UCT_RC_VARUNA_GROW_DRAIN,        /* new operations held back until our
+                                        requests on the old QP completed */
+    UCT_RC_VARUNA_GROW_SWAPPED,      /* the asker's: on the new QP, waiting
+                                        for SWAP_ACK to destroy the old */
+    UCT_RC_VARUNA_GROW_LAST
+} uct_rc_varuna_grow_state_t;
+
 /* What a failover has learned so far */
 enum {
     UCT_RC_VARUNA_FO_DRAINED     = UCS_BIT(0), /* failed lane's CQEs all in */
@@ -240,6 +259,9 @@ typedef enum {
     UCT_RC_VARUNA_CTRL_WR_PROBE,     /* an empty WRITE behind a stall */
     UCT_RC_VARUNA_CTRL_WR_STANDBY_PROBE, /* an empty WRITE on the standby
                                             before the watchdog fails over */
+    UCT_RC_VARUNA_CTRL_WR_GROW_TAIL, /* an empty WRITE behind operations
+                                        that went unsignaled, when a grow
+                                        holds new ones back */
     UCT_RC_VARUNA_CTRL_WR_LAST
 } uct_rc_varuna_ctrl_wr_t;
 
@@ -250,9 +272,16 @@ typedef enum {
     UCT_RC_VARUNA_CTRL_REPROTECT_ACK,/* "done; my new sq_psn" */
     UCT_RC_VARUNA_CTRL_REPROTECT_NACK,
     UCT_RC_VARUNA_CTRL_REPROTECT_DONE,/* "the new lane carried a READ" */
-    UCT_RC_VARUNA_CTRL_REPROTECT_ASK  /* "my side of lane X is not
+    UCT_RC_VARUNA_CTRL_REPROTECT_ASK, /* "my side of lane X is not
                                          connected: re-protect it" (from the
                                          side that is not the initiator) */
+    UCT_RC_VARUNA_CTRL_GROW_REQ,     /* "connect a full-length QP of lane X
+                                        to my new one (qpn, psn)" */
+    UCT_RC_VARUNA_CTRL_GROW_ACK,     /* "connected; mine is qpn, psn" */
+    UCT_RC_VARUNA_CTRL_GROW_NACK,    /* "not now" */
+    UCT_RC_VARUNA_CTRL_GROW_SWAP,    /* on the new QP: "my requests go here
+                                        now, none is left on the old one" */
+    UCT_RC_VARUNA_CTRL_GROW_SWAP_ACK /* on the new QP: "mine too" */
 } uct_rc_varuna_ctrl_type_t;
 
 enum {
@@ -357,6 +386,9 @@ typedef struct uct_rc_varuna_ctrl_msg {
      * after the fence (final for the failed lane, as a READ of it would
      * be once this message has arrived) */
     uint64_t                log_sn;
+    /* GROW_REQ and _ACK: the sender's new QP of the lane (psn: its first
+     * PSN) */
+    uint32_t                qpn;
 } UCS_S_PACKED uct_rc_varuna_ctrl_msg_t;
 
 #endif

@@ -301,6 +301,7 @@ static void uct_rc_varuna_iface_periodic(uct_rc_varuna_iface_t *iface,
     }
 
     uct_rc_varuna_iface_failback_check(iface, now);
+    uct_rc_varuna_iface_grow_check(iface, now);
 }
 
 void uct_rc_varuna_iface_failover_check(uct_rc_varuna_iface_t *iface)

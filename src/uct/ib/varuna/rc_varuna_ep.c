@@ -335,7 +335,7 @@ ucs_status_t uct_rc_varuna_ep_pending_add(uct_ep_h tl_ep,
      * not credits, and requests queued already go first. A ring that can
      * grow is no reason to queue: the request would wait for a completion
      * that may never come (all unsignaled) */
-    if (ucs_unlikely(uct_rc_varuna_ep_fo_fencing(ep) ||
+    if (ucs_unlikely(uct_rc_varuna_ep_tx_held(ep) ||
                      uct_rc_varuna_ep_no_record(iface, ep) ||
                      !ucs_arbiter_group_is_empty(&ep->super.arb_group))) {
         /* behind the requests already queued too (check_res refused it
@@ -826,12 +826,13 @@ ucs_status_t uct_rc_varuna_ep_flush(uct_ep_h tl_ep, unsigned flags,
     ucs_status_t status;
 
     if (ep->tx.done_sn == ep->tx.sn) {
-        if (ucs_unlikely(!cancel && uct_rc_varuna_ep_fo_fencing(ep) &&
+        if (ucs_unlikely(!cancel && uct_rc_varuna_ep_tx_held(ep) &&
                          !ucs_arbiter_group_is_empty(&ep->super.arb_group))) {
-            /* nothing in flight, but the failover holds back what the
-             * caller posted meanwhile (no send credits: it went to the
-             * pending queue). Done is not done yet: the flush waits there
-             * behind it (uct_rc_varuna_ep_pending_add takes it). Said
+            /* nothing in flight, but a failover (or a grow's drain)
+             * holds back what the caller posted meanwhile (no send
+             * credits: it went to the pending queue). Done is not done
+             * yet: the flush waits there behind it
+             * (uct_rc_varuna_ep_pending_add takes it). Said
              * done, a GET queued before the flush would be read by the
              * caller before its data came (MPI_Get, the accumulates of
              * osc ucx, through a link failure). A cancelling flush does
@@ -1225,6 +1226,7 @@ UCS_CLASS_INIT_FUNC(uct_rc_varuna_ep_t, const uct_ep_params_t *params)
     memset(&self->fo, 0, sizeof(self->fo));
     memset(&self->rp, 0, sizeof(self->rp));
     memset(&self->fb, 0, sizeof(self->fb));
+    memset(&self->gr, 0, sizeof(self->gr));
     memset(&self->ctrl, 0, sizeof(self->ctrl));
     memset(&self->peer, 0, sizeof(self->peer));
     memset(&self->peer_log, 0, sizeof(self->peer_log));

@@ -87,7 +87,8 @@ typedef struct uct_rc_varuna_lane {
                                                  this connection, 0: none */
     uint16_t                max_wr;           /* operations its QP's send
                                                  queue takes (the side's
-                                                 tx_max_wr) */
+                                                 tx_max_wr, or the
+                                                 primary's once grown) */
     uint16_t                moderation;       /* signaled at least every */
     uint8_t                 state;            /* uct_rc_varuna_lane_state_t */
     uint32_t                err_count;        /* moves to ERR by failover */
@@ -215,6 +216,35 @@ struct uct_rc_varuna_ep {
         ucs_time_t          since;            /* the primary the standby
                                                  again */
     } fb;
+
+    /* the replacement of the active lane's short send queue by a full one
+     * (rc_varuna_grow.c) */
+    struct {
+        uint8_t             state;            /* uct_rc_varuna_grow_state_t */
+        uint8_t             listed;
+        uint8_t             hold;             /* new operations held back:
+                                                 their credits parked in
+                                                 fo.parked */
+        uint8_t             lane;             /* the lane whose QP grows */
+        uint8_t             say;              /* a message of ours to say
+                                                 again (no room), 0: none */
+        uint8_t             swap_acked;       /* both sides moved: the old
+                                                 QP may go */
+        uint8_t             tail_posted;      /* GROW_TAIL in flight */
+        uint64_t            tail_sn;          /* ... behind this op */
+        uint32_t            attempt;
+        struct ibv_qp       *qp;              /* the new QP until the swap,
+                                                 the old one after it until
+                                                 it is destroyed */
+        uint32_t            psn;              /* the new QP's first PSN */
+        uint32_t            peer_qpn;         /* the peer's new QP */
+        ucs_time_t          since;            /* the state entered */
+        ucs_time_t          held;             /* new operations held back
+                                                 since (DRAIN) */
+        ucs_time_t          next_try;         /* not before (the peer said
+                                                 no, or did not answer) */
+        ucs_list_link_t     list;             /* in iface->fo.grow */
+    } gr;
 
     /* control requests on the lanes (rc_varuna_ctrl.c) */
     struct {

@@ -194,9 +194,14 @@ void uct_rc_varuna_ep_failover(uct_rc_varuna_ep_t *ep, unsigned lane,
              * another one): it is told once our port is up */
             ep->rp.ask |= !ep->rp.initiator;
             uct_rc_varuna_ep_reprotect_list(ep);
+            uct_rc_varuna_ep_grow_arm(ep);
         }
         return;
     }
+
+    /* a grow under way stops: the failover runs on the lane's QP, the one
+     * carrying the traffic (rc_varuna_grow.c) */
+    uct_rc_varuna_ep_grow_abort(ep, "the lane failed");
 
     if (ep->fo.state != UCT_RC_VARUNA_FO_IDLE) {
         /* the lane we failed over to fails too: its completions take the
@@ -658,6 +663,7 @@ static void uct_rc_varuna_ep_promote(uct_rc_varuna_iface_t *iface,
      * change */
     ucs_arbiter_group_schedule(&iface->super.tx.arbiter, &ep->super.arb_group);
     iface->fo.dispatch = 1;
+    uct_rc_varuna_ep_grow_arm(ep);
     uct_rc_varuna_ep_complete_settled(ep);
 }
 
@@ -811,6 +817,7 @@ void uct_rc_varuna_ep_failover_cleanup(uct_rc_varuna_ep_t *ep,
     }
     uct_rc_varuna_ep_fo_enter(ep, state);
     uct_rc_varuna_ep_failback_cleanup(ep);
+    uct_rc_varuna_ep_grow_cleanup(ep);
     ep->fo.notice.valid = 0;
     ep->fo.flags        = 0;
     ep->ctrl.pending    = 0;

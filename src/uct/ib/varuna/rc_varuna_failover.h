@@ -99,6 +99,7 @@ ucs_status_t uct_rc_varuna_post_log_read(uct_rc_varuna_iface_t *iface,
                                          unsigned lane);
 ucs_status_t uct_rc_varuna_ep_post_probe(uct_rc_varuna_ep_t *ep);
 ucs_status_t uct_rc_varuna_ep_post_standby_probe(uct_rc_varuna_ep_t *ep);
+ucs_status_t uct_rc_varuna_ep_post_grow_tail(uct_rc_varuna_ep_t *ep);
 void uct_rc_varuna_ep_ctrl_completion(uct_rc_varuna_ep_t *ep, unsigned lane,
                                       struct ibv_wc *wc);
 void uct_rc_varuna_ep_ctrl_recv(uct_rc_varuna_ep_t *ep, unsigned lane,
@@ -139,6 +140,29 @@ void uct_rc_varuna_ep_reprotect_recv_nack(uct_rc_varuna_iface_t *iface,
                                           const uct_rc_varuna_ctrl_msg_t *msg);
 
 
+/* rc_varuna_grow.c: the active lane's short send queue replaced */
+void uct_rc_varuna_ep_grow_arm(uct_rc_varuna_ep_t *ep);
+void uct_rc_varuna_ep_grow_abort(uct_rc_varuna_ep_t *ep, const char *why);
+void uct_rc_varuna_ep_grow_cleanup(uct_rc_varuna_ep_t *ep);
+void uct_rc_varuna_ep_grow_drained(uct_rc_varuna_ep_t *ep);
+void uct_rc_varuna_iface_grow_check(uct_rc_varuna_iface_t *iface,
+                                    ucs_time_t now);
+void uct_rc_varuna_ep_grow_recv_req(uct_rc_varuna_iface_t *iface,
+                                    uct_rc_varuna_ep_t *ep,
+                                    const uct_rc_varuna_ctrl_msg_t *msg);
+void uct_rc_varuna_ep_grow_recv_ack(uct_rc_varuna_iface_t *iface,
+                                    uct_rc_varuna_ep_t *ep,
+                                    const uct_rc_varuna_ctrl_msg_t *msg);
+void uct_rc_varuna_ep_grow_recv_nack(uct_rc_varuna_iface_t *iface,
+                                     uct_rc_varuna_ep_t *ep,
+                                     const uct_rc_varuna_ctrl_msg_t *msg);
+void uct_rc_varuna_ep_grow_recv_swap(uct_rc_varuna_iface_t *iface,
+                                     uct_rc_varuna_ep_t *ep,
+                                     const uct_rc_varuna_ctrl_msg_t *msg);
+void uct_rc_varuna_ep_grow_recv_swap_ack(uct_rc_varuna_iface_t *iface,
+                                         uct_rc_varuna_ep_t *ep,
+                                         const uct_rc_varuna_ctrl_msg_t *msg);
+
 /* rc_varuna_failback.c: traffic back to the primary after a hold-down */
 void uct_rc_varuna_ep_failback_arm(uct_rc_varuna_ep_t *ep, unsigned lane);
 void uct_rc_varuna_ep_failback_cleanup(uct_rc_varuna_ep_t *ep);
@@ -158,6 +182,10 @@ void uct_rc_varuna_ep_report_reprotected(uct_rc_varuna_iface_t *iface,
                                          uct_rc_varuna_ep_t *ep,
                                          const char *lane_name,
                                          ucs_time_t now, ucs_time_t port_up);
+void uct_rc_varuna_ep_report_grown(uct_rc_varuna_iface_t *iface,
+                                   uct_rc_varuna_ep_t *ep,
+                                   const char *lane_name, uint32_t old_qpn,
+                                   unsigned old_max_wr, ucs_time_t now);
 void uct_rc_varuna_ep_report_quarantined(uct_rc_varuna_iface_t *iface,
                                          uct_rc_varuna_ep_t *ep,
                                          const char *lane_name,

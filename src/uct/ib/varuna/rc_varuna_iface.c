@@ -132,6 +132,16 @@ static ucs_config_field_t uct_rc_varuna_iface_config_table[] = {
      ucs_offsetof(uct_rc_varuna_iface_config_t, failback_hold),
      UCS_CONFIG_TYPE_TIME_UNITS},
 
+    {"GROW_AFTER", "100ms",
+     "After a failover onto a standby whose send queue is shorter than the\n"
+     "primary's (STANDBY_TX_QUEUE_LEN), the traffic moves to a new QP on the\n"
+     "same port with the full queue (TX_QUEUE_LEN) this long after, unless\n"
+     "the primary is being re-protected by then. It moves exactly once, as a\n"
+     "failover does, and is counted as a grow. 'inf' keeps the short queue\n"
+     "until a failback.",
+     ucs_offsetof(uct_rc_varuna_iface_config_t, grow_after),
+     UCS_CONFIG_TYPE_TIME_UNITS},
+
     {"LAST_WQE_TIMEOUT", "100ms",
      "Re-protection resets a failed lane's QP once the device has reported\n"
      "IBV_EVENT_QP_LAST_WQE_REACHED for it (the QP takes nothing more from\n"
@@ -291,6 +301,8 @@ uct_rc_varuna_iface_config_check(const uct_rc_varuna_iface_config_t *config)
     bad |= uct_rc_varuna_config_time_bad("FAILBACK_HOLD",
                                          config->failback_hold, 1, 1e-3,
                                          "inf (off), 0, or at least 1ms");
+    bad |= uct_rc_varuna_config_time_bad("GROW_AFTER", config->grow_after, 1,
+                                         1e-3, "inf (off), 0, or at least 1ms");
     bad |= uct_rc_varuna_config_secs_bad("QUARANTINE_MAX",
                                          config->quarantine_max, 1e-3,
                                          3600.0, "1ms to 3600s");
@@ -1059,6 +1071,9 @@ uct_rc_varuna_iface_config_init(uct_rc_varuna_iface_t *iface,
     iface->config.failback_hold      = (config->failback_hold ==
                                         UCS_TIME_AUTO) ? UCS_TIME_INFINITY :
                                        config->failback_hold;
+    iface->config.grow_after         = (config->grow_after ==
+                                        UCS_TIME_AUTO) ? UCS_TIME_INFINITY :
+                                       config->grow_after;
 }
 
 static UCS_CLASS_INIT_FUNC(uct_rc_varuna_iface_t, uct_md_h tl_md,
@@ -1103,6 +1118,7 @@ static UCS_CLASS_INIT_FUNC(uct_rc_varuna_iface_t, uct_md_h tl_md,
     ucs_list_head_init(&self->fo.active);
     ucs_list_head_init(&self->fo.reprotect);
     ucs_list_head_init(&self->fo.failback);
+    ucs_list_head_init(&self->fo.grow);
     ucs_list_head_init(&self->fo.watched);
     uct_rc_varuna_iface_reprotect_recheck(self);
     self->fo.next_check = UCS_TIME_INFINITY;

@@ -39,6 +39,7 @@ typedef struct uct_rc_varuna_iface_config {
     ucs_time_t              watchdog;         /* 0 = off */
     ucs_time_t              peer_timeout;     /* UCS_TIME_INFINITY = wait */
     ucs_time_t              failback_hold;    /* UCS_TIME_INFINITY = off */
+    ucs_time_t              grow_after;       /* UCS_TIME_INFINITY = off */
     double                  reprotect_interval;
     double                  last_wqe_timeout;
     double                  reprotect_timeout;
@@ -152,6 +153,9 @@ struct uct_rc_varuna_iface {
         ucs_list_link_t     failback;         /* the primary the standby
                                                  again, traffic elsewhere:
                                                  in their hold-down */
+        ucs_list_link_t     grow;             /* with a short send queue to
+                                                 replace, or a replacement
+                                                 under way */
         ucs_list_link_t     watched;          /* for the watchdog: those
                                                  that awaited a completion
                                                  at the last check or since
@@ -189,9 +193,17 @@ struct uct_rc_varuna_iface {
          * close) and tests; see uct_rc_varuna_iface_counters */
         unsigned long       qp_created;
         unsigned long       qp_connected;     /* by uct_ep_connect_to_ep() */
+        unsigned long       grow_qps;         /* of qp_created: by grows,
+                                                 off a failover's path
+                                                 (each connected once at
+                                                 most) */
         unsigned long       failovers;        /* started (failbacks not) */
         unsigned long       failbacks;        /* started: planned, back to
                                                  the primary lane */
+        unsigned long       grows;            /* lanes moved to a new QP
+                                                 with the full send queue
+                                                 (each side counts its
+                                                 own) */
         unsigned long       recovered;        /* ended with a live endpoint */
         unsigned long       reprotected;      /* lanes that are a standby
                                                  again */
@@ -250,6 +262,8 @@ struct uct_rc_varuna_iface {
                                                  failed its probe */
         ucs_time_t          failback_hold;    /* UCS_TIME_INFINITY: no
                                                  failback */
+        ucs_time_t          grow_after;       /* UCS_TIME_INFINITY: the
+                                                 short queue stays */
     } config;
 };
 

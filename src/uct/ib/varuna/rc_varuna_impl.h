@@ -103,6 +103,15 @@ uct_rc_varuna_ep_fo_fencing(const uct_rc_varuna_ep_t *ep)
            (UCT_RC_VARUNA_FO_RESEND - UCT_RC_VARUNA_FO_DRAIN);
 }
 
+/* New operations wait (their send credits are parked in fo.parked): a
+ * failover fences the lane they were on, or a grow drains the old QP before
+ * the new one takes them (rc_varuna_grow.c) */
+static UCS_F_ALWAYS_INLINE int
+uct_rc_varuna_ep_tx_held(const uct_rc_varuna_ep_t *ep)
+{
+    return uct_rc_varuna_ep_fo_fencing(ep) || ep->gr.hold;
+}
+
 /* Off the watchdog's list (iface->fo.watched) */
 static UCS_F_ALWAYS_INLINE void
 uct_rc_varuna_ep_unwatch(uct_rc_varuna_ep_t *ep)
@@ -134,13 +143,14 @@ uct_rc_varuna_ep_tx_repay(uct_rc_varuna_ep_t *ep, unsigned count)
     return count - retired;
 }
 
-/* Send credits come back to the endpoint, unless a failover holds new
- * operations back: then they wait until it has resent what was lost. */
+/* Send credits come back to the endpoint, unless new operations are held
+ * back: then they wait until the failover has resent what was lost, or the
+ * grow has moved to its new QP. */
 static UCS_F_ALWAYS_INLINE void
 uct_rc_varuna_ep_tx_credits_add(uct_rc_varuna_ep_t *ep, unsigned count)
 {
     count = uct_rc_varuna_ep_tx_repay(ep, count);
-    if (ucs_unlikely(uct_rc_varuna_ep_fo_fencing(ep))) {
+    if (ucs_unlikely(uct_rc_varuna_ep_tx_held(ep))) {
         ep->fo.parked += count;
     } else {
         uct_rc_txqp_available_add(&ep->super.txqp, count);

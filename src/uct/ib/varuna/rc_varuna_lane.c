@@ -219,8 +219,8 @@ ucs_status_t uct_rc_varuna_lane_reset(uct_rc_varuna_iface_t *iface,
     return UCS_OK;
 }
 
-/* The send queue a lane's QP has: what the endpoint may post on it, and
- * how often it signals */
+/* The send queue a lane's QP has: its side's, or the primary's once the
+ * standby's short queue was replaced (rc_varuna_grow.c) */
 void uct_rc_varuna_lane_set_len(uct_rc_varuna_lane_t *lane,
                                 const uct_rc_varuna_side_t *len)
 {
@@ -230,8 +230,8 @@ void uct_rc_varuna_lane_set_len(uct_rc_varuna_lane_t *lane,
 
 /*
  * A QP of an endpoint on a side's port, in INIT, known to the side's QP
- * table and awaited for its LAST_WQE_REACHED, of any send queue length;
- * the lane takes it or not.
+ * table and awaited for its LAST_WQE_REACHED: a lane's, or the full-length
+ * one that replaces a short queue (rc_varuna_grow.c).
  */
 ucs_status_t uct_rc_varuna_qp_create(uct_rc_varuna_iface_t *iface,
                                      uct_rc_varuna_ep_t *ep, unsigned side,
@@ -396,9 +396,9 @@ static unsigned uct_rc_varuna_standby_qp_cleanup_progress(void *arg)
 }
 
 /*
- * Move a QP of the standby side to the error state and destroy it once its
- * device says it will take nothing more from the SRQ (LAST_WQE_REACHED):
- * a lane's, or one the lane does not hold.
+ * Move a QP of the standby side (a lane's, or one a grow replaced or gave
+ * up) to the error state and destroy it once its device says it will take
+ * nothing more from the SRQ (LAST_WQE_REACHED).
  */
 void uct_rc_varuna_qp_destroy(uct_rc_varuna_iface_t *iface,
                               uct_rc_varuna_ep_t *ep, unsigned side,

@@ -226,6 +226,33 @@ void uct_rc_varuna_ep_report_reprotected(uct_rc_varuna_iface_t *iface,
     fflush(iface->fo.report);
 }
 
+/* A lane moved to a QP with the full send queue (rc_varuna_grow.c): the
+ * JSON line, on each side. held_ms: how long new operations waited for our
+ * requests on the old QP to complete. */
+void uct_rc_varuna_ep_report_grown(uct_rc_varuna_iface_t *iface,
+                                   uct_rc_varuna_ep_t *ep,
+                                   const char *lane_name, uint32_t old_qpn,
+                                   unsigned old_max_wr, ucs_time_t now)
+{
+    const uct_rc_varuna_lane_t *lane = &ep->lane[ep->gr.lane];
+
+    if (iface->fo.report == NULL) {
+        return;
+    }
+
+    fprintf(iface->fo.report,
+            "{\"event\":\"grown\",\"pid\":%d,\"ep\":\"%p\","
+            "\"epoch\":%u,\"lane\":\"%s\",\"initiator\":%s,"
+            "\"request\":%u,\"qp\":\"0x%x\",\"old_qp\":\"0x%x\","
+            "\"send_credits\":%u,\"old_send_credits\":%u,"
+            "\"held_ms\":%.3f,\"at_us\":%.1f}\n",
+            getpid(), ep, ep->fo.epoch, lane_name,
+            ep->rp.initiator ? "true" : "false", ep->gr.attempt,
+            lane->qp->qp_num, old_qpn, lane->max_wr, old_max_wr,
+            ucs_time_to_msec(now - ep->gr.held), ucs_time_to_usec(now));
+    fflush(iface->fo.report);
+}
+
 /* A path quarantined (its port up, its probe failed): the JSON line, once
  * per run of failed probes. The initiator of re-protection says it; its
  * peer only sees requests stop coming. */
@@ -283,6 +310,8 @@ static const struct {
     UCT_RC_VARUNA_COUNTER(failovers),
     UCT_RC_VARUNA_COUNTER(recovered),
     UCT_RC_VARUNA_COUNTER(failbacks),
+    UCT_RC_VARUNA_COUNTER(grows),
+    UCT_RC_VARUNA_COUNTER(grow_qps),
     UCT_RC_VARUNA_COUNTER(reprotected),
     UCT_RC_VARUNA_COUNTER(reprotect_late),
     UCT_RC_VARUNA_COUNTER(in_flight),

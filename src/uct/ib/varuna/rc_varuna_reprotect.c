@@ -308,6 +308,14 @@ int uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
     if (!ep->rp.initiator) {
         return uct_rc_varuna_ep_reprotect_ask(iface, ep, lane, now);
     }
+    if ((ep->gr.state == UCT_RC_VARUNA_GROW_DRAIN) ||
+        (ep->gr.state == UCT_RC_VARUNA_GROW_SWAPPED)) {
+        /* a grow moves the traffic to a new QP: a standby back meanwhile
+         * could start a failover whose classification reads the QP the
+         * peer's requests no longer go to (rc_varuna_grow.c); it takes
+         * a drain and a message */
+        return 1;
+    }
 
     if (!ep->rp.self && !uct_rc_varuna_ep_crossed(iface, ep, now)) {
         return 1; /* evidence, or the time since the connection */
@@ -341,6 +349,12 @@ int uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
     if ((ep->lane[lane].state != UCT_RC_VARUNA_LANE_FAILED) ||
         !uct_rc_varuna_ep_lane_port_up(iface, lane)) {
         return 0; /* its port's event */
+    }
+    if (ep->gr.state == UCT_RC_VARUNA_GROW_ASKED) {
+        /* nothing moved yet: the primary back is worth more than a full
+         * queue on the standby's port (the peer drops its new QP when our
+         * request comes) */
+        uct_rc_varuna_ep_grow_abort(ep, "the other lane's port is back");
     }
     if (!uct_rc_varuna_reprotect_room(iface, ep, ep->active)) {
         return 1;
@@ -531,6 +545,10 @@ void uct_rc_varuna_ep_reprotect_recv_req(uct_rc_varuna_iface_t *iface,
         return;
     }
     ep->rp.ask = 0; /* the initiator re-protects the lane */
+    if (ep->gr.state == UCT_RC_VARUNA_GROW_READY) {
+        /* the initiator gave up the grow it asked for */
+        uct_rc_varuna_ep_grow_abort(ep, "re-protection instead");
+    }
 
     state = (uct_rc_varuna_lane_state_t)ep->lane[lane].state;
     if ((state == UCT_RC_VARUNA_LANE_RECONNECTING) && !ep->rp.initiator) {

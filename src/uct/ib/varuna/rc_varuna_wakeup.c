@@ -65,6 +65,7 @@ static int uct_rc_varuna_iface_work_timed(uct_rc_varuna_iface_t *iface)
 {
     return !ucs_list_is_empty(&iface->fo.active) ||
            !ucs_list_is_empty(&iface->fo.failback) ||
+           !ucs_list_is_empty(&iface->fo.grow) ||
            uct_rc_varuna_iface_reprotect_timed(iface);
 }
 
@@ -81,7 +82,8 @@ static int uct_rc_varuna_iface_work_due(uct_rc_varuna_iface_t *iface)
     return uct_rc_varuna_iface_port_events_new(iface) ||
            !ucs_list_is_empty(&iface->fo.active) || iface->fo.dispatch ||
            ((uct_rc_varuna_iface_reprotect_timed(iface) ||
-             !ucs_list_is_empty(&iface->fo.failback)) &&
+             !ucs_list_is_empty(&iface->fo.failback) ||
+             !ucs_list_is_empty(&iface->fo.grow)) &&
             (ucs_get_time() >= iface->fo.next_check));
 }
 

@@ -40,7 +40,8 @@ static inline std::string rp_state_of(const uct_rc_varuna_ep_t *ep)
        << "/" << ep->lane[1].err_count << " fo " << (int)ep->fo.state
        << " initiator " << (int)ep->rp.initiator << " attempt "
        << ep->rp.attempt << " messages waiting " << (int)ep->ctrl.msgq_count
-       << " listed " << (int)ep->rp.listed;
+       << " listed " << (int)ep->rp.listed << " grow " << (int)ep->gr.state
+       << " credits " << ep->tx.wr_limit;
     return os.str();
 }
 

@@ -241,13 +241,9 @@ protected:
         return true;
     }
 
-    void flush_all(ucs_time_t deadline)
+    /* every sender endpoint flushed, progressing both sides meanwhile */
+    void flush_each(ucs_time_t deadline)
     {
-        m_stop = true;
-        for (unsigned i = 0; i < NUM_EPS; ++i) {
-            uct_ep_pending_purge(ep_of(m_s, i), NULL, NULL);
-            m_traffic[i].queued = false;
-        }
         for (unsigned i = 0; i < NUM_EPS; ++i) {
             ucs_status_t status;
             do {
@@ -258,6 +254,16 @@ protected:
                      (ucs_get_time() < deadline));
             ASSERT_UCS_OK(status);
         }
+    }
+
+    void flush_all(ucs_time_t deadline)
+    {
+        m_stop = true;
+        for (unsigned i = 0; i < NUM_EPS; ++i) {
+            uct_ep_pending_purge(ep_of(m_s, i), NULL, NULL);
+            m_traffic[i].queued = false;
+        }
+        flush_each(deadline);
         /* the last active messages to the receiver's handler */
         while ((ucs_get_time() < deadline) && !ams_all_in()) {
             progress();
@@ -461,3 +467,306 @@ UCS_TEST_P(test_rc_varuna_reprotect, failback_after_hold_down,
 }
 
 _UCT_INSTANTIATE_TEST_CASE(test_rc_varuna_reprotect, rc_varuna)
+
+/*
+ * The short send queue replaced (issue 49, docs/design.md section 5.9): with
+ * the primary down and kept down, every endpoint of both sides carries its
+ * traffic on a QP with the primary's send queue within a second of the
+ * failover, and what moved executed exactly once, as the receiver's memory
+ * says. With GROW_AFTER=inf the endpoints keep the standby's short queue
+ * and the case fails where it asserts the credits.
+ */
+class test_rc_varuna_grow : public test_rc_varuna_reprotect {
+protected:
+    static bool grown(uct_rc_varuna_ep_t *ep, unsigned)
+    {
+        uct_rc_varuna_iface_t *iface = ucs_derived_of(
+                ep->super.super.super.iface, uct_rc_varuna_iface_t);
+        uint16_t full = iface->side[UCT_RC_VARUNA_SIDE_PRIMARY].tx_max_wr;
+
+        return (ep->active == UCT_RC_VARUNA_SIDE_STANDBY) &&
+               (ep->gr.state == UCT_RC_VARUNA_GROW_IDLE) &&
+               (ep->tx.wr_limit == full) &&
+               (ep->lane[ep->active].max_wr == full);
+    }
+
+    static bool grow_asked(uct_rc_varuna_ep_t *ep, unsigned)
+    {
+        return ep->gr.state == UCT_RC_VARUNA_GROW_ASKED;
+    }
+
+    /* the initiators' side: the one that asks */
+    entity *asker() const
+    {
+        return vep_of(m_s, 0)->rp.initiator ? m_s : m_r;
+    }
+
+    /* the primary port of one side (the sender's by default) down */
+    void fail_primary_over(entity *e = NULL)
+    {
+        m_down    = (e == NULL) ? m_s : e;
+        port down = side_port(m_down, UCT_RC_VARUNA_SIDE_PRIMARY);
+
+        run_traffic(20);
+        m_softib.link(down.dev, down.num, false);
+        ASSERT_TRUE(progress_until(moved_to, UCT_RC_VARUNA_SIDE_STANDBY,
+                                   ucs_get_time() + ucs_time_from_sec(20)))
+                << "not every endpoint failed over:"
+                << failing(moved_to, UCT_RC_VARUNA_SIDE_STANDBY,
+                           "not on the standby's lane");
+    }
+
+    void heal_primary()
+    {
+        port down = side_port(m_down, UCT_RC_VARUNA_SIDE_PRIMARY);
+
+        m_softib.link(down.dev, down.num, true);
+    }
+
+    /* the end of every case: nothing lost, nothing twice, no error */
+    uint64_t finish(const char *what)
+    {
+        flush_all(ucs_get_time() + ucs_time_from_sec(20));
+        EXPECT_EQ(0u, m_ep_errors);
+        fail_on_problems(what);
+        return expect_exactly_once();
+    }
+
+    /* Nothing of the traffic in flight or queued: before one side stops
+     * progressing (a side that is not progressed stops answering; its
+     * peer's requests then wait, and with them the peer's drain) */
+    void quiesce()
+    {
+        ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(10);
+
+        m_stop = true; /* the pending requests leave when dispatched */
+        flush_each(deadline);
+        for (unsigned i = 0; i < NUM_EPS; ++i) {
+            ASSERT_FALSE(m_traffic[i].queued) << "ep " << i;
+        }
+        m_stop = false;
+    }
+
+    /* progress one side only, until pred holds for each of its
+     * endpoints or the deadline; how many it holds for */
+    unsigned progress_side_until(entity *e,
+                                 bool (*pred)(uct_rc_varuna_ep_t*, unsigned),
+                                 ucs_time_t deadline)
+    {
+        unsigned count = 0;
+
+        while ((count < NUM_EPS) && (ucs_get_time() < deadline)) {
+            e->progress();
+            count = 0;
+            for (unsigned i = 0; i < NUM_EPS; ++i) {
+                count += pred(vep_of(e, i), 0);
+            }
+        }
+        return count;
+    }
+
+    static bool grow_ready(uct_rc_varuna_ep_t *ep, unsigned)
+    {
+        return ep->gr.state == UCT_RC_VARUNA_GROW_READY;
+    }
+
+    static bool grow_swapped(uct_rc_varuna_ep_t *ep, unsigned)
+    {
+        return ep->gr.state == UCT_RC_VARUNA_GROW_SWAPPED;
+    }
+
+    static bool grow_not_asked(uct_rc_varuna_ep_t *ep, unsigned)
+    {
+        return ep->gr.state != UCT_RC_VARUNA_GROW_ASKED;
+    }
+
+    entity *m_down; /* whose primary port fails */
+};
+
+UCS_TEST_P(test_rc_varuna_grow, while_primary_down, "RC_TX_CQ_LEN=256")
+{
+    const unsigned standby = UCT_RC_VARUNA_SIDE_STANDBY;
+    uint16_t full, short_len;
+    ucs_time_t t0;
+
+    if (!create_pair()) {
+        UCS_TEST_SKIP_R("no resource with four distinct ports");
+    }
+    setup_many();
+    full      = viface(m_s)->side[UCT_RC_VARUNA_SIDE_PRIMARY].tx_max_wr;
+    short_len = viface(m_s)->side[standby].tx_max_wr;
+    ASSERT_LT(short_len, full) << "the standby's queue is not shorter";
+
+    fail_primary_over();
+    t0 = ucs_get_time();
+    ASSERT_TRUE(progress_until(grown, 0, t0 + ucs_time_from_sec(1)))
+            << "not every endpoint on the full send queue within 1 s of "
+               "the failover:"
+            << failing(grown, 0, "still short or moving");
+    double grown_ms = ucs_time_to_msec(ucs_get_time() - t0);
+    run_traffic(50);
+
+    /* the primary's port back: re-protected as the standby, the traffic
+     * stays (failback off) on the full queue */
+    heal_primary();
+    ASSERT_TRUE(progress_until(protected_, 0,
+                               ucs_get_time() +
+                               ucs_time_from_msec(RECOVERY_BOUND_MS)))
+            << failing(protected_, 0, "without a standby");
+    run_traffic(20);
+    EXPECT_TRUE(all(grown, 0)) << failing(grown, 0, "not on the full queue");
+
+    uint64_t adds = finish("grow while_primary_down");
+    EXPECT_EQ((unsigned long)NUM_EPS, viface(m_s)->fo.grows);
+    EXPECT_EQ((unsigned long)NUM_EPS, viface(m_r)->fo.grows);
+    EXPECT_EQ((unsigned long)NUM_EPS, viface(m_s)->fo.failovers);
+    EXPECT_EQ(NUM_EPS, vfs_counter(m_s, "grows"));
+    UCS_TEST_MESSAGE << NUM_EPS << " endpoints, " << adds << " adds: all on "
+                     << full << " send credits (from " << short_len << ") "
+                     << grown_ms << " ms after the failover";
+}
+
+/* After the grow the failback: the traffic back on the primary lane with
+ * its full queue, and the lane it left the standby again: the grown QP,
+ * re-protected with its number (a TX token may name it), so the standby
+ * of an endpoint that grew keeps the long queue (design.md 5.9) */
+UCS_TEST_P(test_rc_varuna_grow, then_failback, "RC_TX_CQ_LEN=256",
+           "FAILBACK_HOLD=100ms")
+{
+    const unsigned primary = UCT_RC_VARUNA_SIDE_PRIMARY;
+    const unsigned standby = UCT_RC_VARUNA_SIDE_STANDBY;
+
+    if (!create_pair()) {
+        UCS_TEST_SKIP_R("no resource with four distinct ports");
+    }
+    setup_many();
+
+    fail_primary_over();
+    ASSERT_TRUE(progress_until(grown, 0,
+                               ucs_get_time() + ucs_time_from_sec(1)))
+            << failing(grown, 0, "still short or moving");
+    std::vector<uint32_t> grown_qpn;
+    for (unsigned i = 0; i < NUM_EPS; ++i) {
+        grown_qpn.push_back(vep_of(m_s, i)->lane[standby].qp->qp_num);
+    }
+    run_traffic(20);
+
+    heal_primary();
+    ASSERT_TRUE(progress_until(moved_to, primary,
+                               ucs_get_time() +
+                               ucs_time_from_msec(100 + RECOVERY_BOUND_MS)))
+            << failing(moved_to, primary, "not on the primary lane");
+    ASSERT_TRUE(progress_until(protected_, 0,
+                               ucs_get_time() +
+                               ucs_time_from_msec(RECOVERY_BOUND_MS)))
+            << failing(protected_, 0, "without a standby");
+    run_traffic(20);
+
+    for (unsigned i = 0; i < NUM_EPS; ++i) {
+        entity *e[2] = {m_s, m_r};
+        for (unsigned s = 0; s < 2; ++s) {
+            uct_rc_varuna_ep_t *ep = vep_of(e[s], i);
+            EXPECT_EQ(viface(e[s])->side[primary].tx_max_wr, ep->tx.wr_limit)
+                    << (s ? "receiver" : "sender") << " ep " << i;
+            EXPECT_EQ(viface(e[s])->side[primary].tx_max_wr,
+                      ep->lane[standby].max_wr)
+                    << (s ? "receiver" : "sender") << " ep " << i
+                    << ": the standby is not the grown QP";
+        }
+        EXPECT_EQ(grown_qpn[i], vep_of(m_s, i)->lane[standby].qp->qp_num)
+                << "ep " << i << ": the standby's QP number changed";
+    }
+    finish("grow then_failback");
+    EXPECT_EQ((unsigned long)NUM_EPS, viface(m_s)->fo.grows);
+    EXPECT_EQ((unsigned long)NUM_EPS, viface(m_r)->fo.grows);
+}
+
+/* The primary's port back while the grow is asked for (the peer, not
+ * progressed, has not answered): the grow gives way to re-protection,
+ * nothing moves (the peer drops its new QP at the re-protection request),
+ * and the endpoints are protected again, exactly once throughout */
+UCS_TEST_P(test_rc_varuna_grow, heal_while_asked, "RC_TX_CQ_LEN=256")
+{
+    if (!create_pair()) {
+        UCS_TEST_SKIP_R("no resource with four distinct ports");
+    }
+    setup_many();
+
+    /* the asker's own port: its grow does not wait for the peer's word on
+     * a re-protection */
+    entity *a = asker();
+    fail_primary_over(a);
+    quiesce();
+    unsigned asked = progress_side_until(a, grow_asked, ucs_get_time() +
+                                                        ucs_time_from_sec(1));
+    UCS_TEST_MESSAGE << asked << " of " << NUM_EPS << " endpoints asked to "
+                     << "grow at the heal";
+    ASSERT_GT(asked, 0u) << failing(grow_asked, 0, "not asking");
+
+    /* the heal seen by the asker first: it gives up before the answers */
+    heal_primary();
+    ASSERT_EQ((unsigned)NUM_EPS,
+              progress_side_until(a, grow_not_asked,
+                                  ucs_get_time() + ucs_time_from_sec(5)))
+            << failing(grow_asked, 0, "asking still");
+    ASSERT_TRUE(progress_until(protected_, 0,
+                               ucs_get_time() +
+                               ucs_time_from_msec(RECOVERY_BOUND_MS)))
+            << failing(protected_, 0, "without a standby");
+    run_traffic(50);
+    finish("grow heal_while_asked");
+    EXPECT_EQ(0ul, viface(m_s)->fo.grows);
+    EXPECT_EQ(0ul, viface(m_r)->fo.grows);
+    for (unsigned i = 0; i < NUM_EPS; ++i) {
+        EXPECT_EQ(UCT_RC_VARUNA_GROW_IDLE, vep_of(m_s, i)->gr.state);
+        EXPECT_EQ(UCT_RC_VARUNA_GROW_IDLE, vep_of(m_r, i)->gr.state);
+        EXPECT_TRUE(vep_of(m_r, i)->gr.qp == NULL) << "ep " << i;
+        EXPECT_TRUE(vep_of(m_s, i)->gr.qp == NULL) << "ep " << i;
+    }
+}
+
+/* The primary's port back while the asker has moved to its new QP and its
+ * peer has not (it is not progressed from its answer to the heal): the
+ * re-protection waits for the grow, which completes; the traffic, going
+ * again, executes exactly once, and both sides agree on the lane's QPs */
+UCS_TEST_P(test_rc_varuna_grow, heal_while_swapping, "RC_TX_CQ_LEN=256")
+{
+    if (!create_pair()) {
+        UCS_TEST_SKIP_R("no resource with four distinct ports");
+    }
+    setup_many();
+
+    entity *a = asker();
+    entity *p = (a == m_s) ? m_r : m_s;
+    fail_primary_over(a);
+    quiesce();
+    /* each side alone in turn: the asker asks, the peer answers, the
+     * asker moves */
+    ucs_time_t until = ucs_get_time() + ucs_time_from_sec(1);
+    unsigned asked   = progress_side_until(a, grow_asked, until);
+    unsigned ready   = progress_side_until(p, grow_ready, until);
+    unsigned swapped = progress_side_until(a, grow_swapped, until);
+    UCS_TEST_MESSAGE << asked << " asked, " << ready << " peers waiting "
+                     << "for the asker's word, " << swapped << " askers "
+                     << "moved at the heal";
+    ASSERT_GT(swapped, 0u) << failing(grow_swapped, 0, "not moved");
+
+    heal_primary();
+    ASSERT_TRUE(progress_until(protected_, 0,
+                               ucs_get_time() +
+                               ucs_time_from_msec(RECOVERY_BOUND_MS)))
+            << failing(protected_, 0, "without a standby");
+    run_traffic(50);
+    finish("grow heal_while_swapping");
+    EXPECT_EQ(viface(a)->fo.grows, viface(p)->fo.grows);
+    EXPECT_GE(viface(a)->fo.grows, (unsigned long)swapped);
+    for (unsigned i = 0; i < NUM_EPS; ++i) {
+        EXPECT_EQ(vep_of(a, i)->peer.qpn[1],
+                  vep_of(p, i)->lane[1].qp->qp_num) << "ep " << i;
+        EXPECT_EQ(vep_of(p, i)->peer.qpn[1],
+                  vep_of(a, i)->lane[1].qp->qp_num) << "ep " << i;
+    }
+}
+
+_UCT_INSTANTIATE_TEST_CASE(test_rc_varuna_grow, rc_varuna)
+
