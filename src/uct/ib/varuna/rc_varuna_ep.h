@@ -231,6 +231,7 @@ struct uct_rc_varuna_ep {
         uint8_t             swap_acked;       /* both sides moved: the old
                                                  QP may go */
         uint8_t             tail_posted;      /* GROW_TAIL in flight */
+        uint8_t             counted;          /* in fo.grows_asked */
         uint64_t            tail_sn;          /* ... behind this op */
         uint32_t            attempt;
         struct ibv_qp       *qp;              /* the new QP until the swap,

@@ -84,6 +84,11 @@ static void uct_rc_varuna_ep_grow_enter(uct_rc_varuna_ep_t *ep,
     if (ep->gr.state == state) {
         return;
     }
+    if ((state == UCT_RC_VARUNA_GROW_IDLE) && ep->gr.counted) {
+        ucs_assert(uct_rc_varuna_ep_iface(ep)->fo.grows_asked > 0);
+        uct_rc_varuna_ep_iface(ep)->fo.grows_asked--;
+        ep->gr.counted = 0;
+    }
     ucs_debug("rc_varuna: ep %p: grow %s -> %s", ep,
               uct_rc_varuna_grow_state_str(
                       (uct_rc_varuna_grow_state_t)ep->gr.state),
@@ -353,7 +358,8 @@ static void uct_rc_varuna_ep_grow_start(uct_rc_varuna_iface_t *iface,
         (ep->lane[other].state != UCT_RC_VARUNA_LANE_FAILED) ||
         (ep->ctrl.msgq_count > 0) || ep->rp.done_pending ||
         !uct_rc_varuna_reprotect_room(iface, ep, lane) ||
-        (now < ep->gr.next_try)) {
+        (now < ep->gr.next_try) ||
+        (iface->fo.grows_asked >= UCT_RC_VARUNA_GROW_AT_ONCE)) {
         return; /* a later check */
     }
     if (!uct_rc_varuna_md_port_down(md, other, iface->side[other].port_num) &&
@@ -367,6 +373,8 @@ static void uct_rc_varuna_ep_grow_start(uct_rc_varuna_iface_t *iface,
     }
     ep->gr.attempt++;
     uct_rc_varuna_ep_grow_enter(ep, UCT_RC_VARUNA_GROW_ASKED);
+    iface->fo.grows_asked++;
+    ep->gr.counted = 1;
     if (ep->rp.self) {
         if (uct_rc_varuna_ep_grow_connect(iface, ep, ep->gr.qp->qp_num,
                                           ep->gr.psn) != UCS_OK) {

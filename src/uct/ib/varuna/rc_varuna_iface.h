@@ -156,6 +156,8 @@ struct uct_rc_varuna_iface {
         ucs_list_link_t     grow;             /* with a short send queue to
                                                  replace, or a replacement
                                                  under way */
+        unsigned            grows_asked;      /* started here, not ended
+                                                 (UCT_RC_VARUNA_GROW_AT_ONCE) */
         ucs_list_link_t     watched;          /* for the watchdog: those
                                                  that awaited a completion
                                                  at the last check or since

@@ -547,15 +547,16 @@ protected:
         m_stop = false;
     }
 
-    /* progress one side only, until pred holds for each of its
-     * endpoints or the deadline; how many it holds for */
+    /* progress one side only, until pred holds for want of its endpoints
+     * (all by default) or the deadline; how many it holds for */
     unsigned progress_side_until(entity *e,
                                  bool (*pred)(uct_rc_varuna_ep_t*, unsigned),
-                                 ucs_time_t deadline)
+                                 ucs_time_t deadline,
+                                 unsigned want = NUM_EPS)
     {
         unsigned count = 0;
 
-        while ((count < NUM_EPS) && (ucs_get_time() < deadline)) {
+        while ((count < want) && (ucs_get_time() < deadline)) {
             e->progress();
             count = 0;
             for (unsigned i = 0; i < NUM_EPS; ++i) {
@@ -697,8 +698,11 @@ UCS_TEST_P(test_rc_varuna_grow, heal_while_asked, "RC_TX_CQ_LEN=256")
     entity *a = asker();
     fail_primary_over(a);
     quiesce();
-    unsigned asked = progress_side_until(a, grow_asked, ucs_get_time() +
-                                                        ucs_time_from_sec(1));
+    unsigned asked = progress_side_until(a, grow_asked,
+                                         ucs_get_time() +
+                                         ucs_time_from_sec(1),
+                                         ucs_min(NUM_EPS,
+                                                 UCT_RC_VARUNA_GROW_AT_ONCE));
     UCS_TEST_MESSAGE << asked << " of " << NUM_EPS << " endpoints asked to "
                      << "grow at the heal";
     ASSERT_GT(asked, 0u) << failing(grow_asked, 0, "not asking");
@@ -740,12 +744,19 @@ UCS_TEST_P(test_rc_varuna_grow, heal_while_swapping, "RC_TX_CQ_LEN=256")
     entity *p = (a == m_s) ? m_r : m_s;
     fail_primary_over(a);
     quiesce();
-    /* each side alone in turn: the asker asks, the peer answers, the
-     * asker moves */
-    ucs_time_t until = ucs_get_time() + ucs_time_from_sec(1);
-    unsigned asked   = progress_side_until(a, grow_asked, until);
-    unsigned ready   = progress_side_until(p, grow_ready, until);
-    unsigned swapped = progress_side_until(a, grow_swapped, until);
+    /* each side alone in turn: the asker asks (as many at once as it
+     * may), the peer answers, the asker moves */
+    unsigned asked   = progress_side_until(a, grow_asked,
+                                           ucs_get_time() +
+                                           ucs_time_from_sec(1),
+                                           ucs_min(NUM_EPS,
+                                                   UCT_RC_VARUNA_GROW_AT_ONCE));
+    unsigned ready   = progress_side_until(p, grow_ready,
+                                           ucs_get_time() +
+                                           ucs_time_from_sec(1), asked);
+    unsigned swapped = progress_side_until(a, grow_swapped,
+                                           ucs_get_time() +
+                                           ucs_time_from_sec(1), ready);
     UCS_TEST_MESSAGE << asked << " asked, " << ready << " peers waiting "
                      << "for the asker's word, " << swapped << " askers "
                      << "moved at the heal";
