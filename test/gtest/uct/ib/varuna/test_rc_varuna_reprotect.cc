@@ -46,7 +46,7 @@ protected:
         uint64_t                 am_sent;
     };
 
-    test_rc_varuna_reprotect() : m_stop(false), m_am_wrong(0) {}
+    test_rc_varuna_reprotect() : m_stop(false), m_am_wrong(0), m_down(NULL) {}
 
     virtual void cleanup()
     {
@@ -320,8 +320,31 @@ protected:
         return adds;
     }
 
+    /* the primary port of one side (the sender's by default) down */
+    void fail_primary_over(entity *e = NULL)
+    {
+        m_down    = (e == NULL) ? m_s : e;
+        port down = side_port(m_down, UCT_RC_VARUNA_SIDE_PRIMARY);
+
+        run_traffic(20);
+        m_softib.link(down.dev, down.num, false);
+        ASSERT_TRUE(progress_until(moved_to, UCT_RC_VARUNA_SIDE_STANDBY,
+                                   ucs_get_time() + ucs_time_from_sec(20)))
+                << "not every endpoint failed over:"
+                << failing(moved_to, UCT_RC_VARUNA_SIDE_STANDBY,
+                           "not on the standby's lane");
+    }
+
+    void heal_primary()
+    {
+        port down = side_port(m_down, UCT_RC_VARUNA_SIDE_PRIMARY);
+
+        m_softib.link(down.dev, down.num, true);
+    }
+
     bool m_stop;
     unsigned m_am_wrong;
+    entity *m_down; /* whose primary port fails (fail_primary_over) */
     std::vector<uint64_t> m_am_next;
     std::vector<ep_traffic> m_traffic;
     ucs::auto_ptr<mapped_buffer> m_words;
@@ -405,17 +428,11 @@ UCS_TEST_P(test_rc_varuna_reprotect, failback_after_hold_down,
         UCS_TEST_SKIP_R("no resource with four distinct ports");
     }
     setup_many();
-    port down = side_port(m_s, primary);
 
-    run_traffic(20);
-    m_softib.link(down.dev, down.num, false);
-    ASSERT_TRUE(progress_until(moved_to, standby,
-                               ucs_get_time() + ucs_time_from_sec(20)))
-            << "not every endpoint failed over:"
-            << failing(moved_to, standby, "not on the standby's lane");
+    fail_primary_over();
     run_traffic(20);
 
-    m_softib.link(down.dev, down.num, true);
+    heal_primary();
     t0 = ucs_get_time();
     /* re-protection comes within ms of the heal; the hold-down after it */
     run_traffic(50);
@@ -501,28 +518,6 @@ protected:
         return vep_of(m_s, 0)->rp.initiator ? m_s : m_r;
     }
 
-    /* the primary port of one side (the sender's by default) down */
-    void fail_primary_over(entity *e = NULL)
-    {
-        m_down    = (e == NULL) ? m_s : e;
-        port down = side_port(m_down, UCT_RC_VARUNA_SIDE_PRIMARY);
-
-        run_traffic(20);
-        m_softib.link(down.dev, down.num, false);
-        ASSERT_TRUE(progress_until(moved_to, UCT_RC_VARUNA_SIDE_STANDBY,
-                                   ucs_get_time() + ucs_time_from_sec(20)))
-                << "not every endpoint failed over:"
-                << failing(moved_to, UCT_RC_VARUNA_SIDE_STANDBY,
-                           "not on the standby's lane");
-    }
-
-    void heal_primary()
-    {
-        port down = side_port(m_down, UCT_RC_VARUNA_SIDE_PRIMARY);
-
-        m_softib.link(down.dev, down.num, true);
-    }
-
     /* the end of every case: nothing lost, nothing twice, no error */
     uint64_t finish(const char *what)
     {
@@ -581,7 +576,6 @@ protected:
         return ep->gr.state != UCT_RC_VARUNA_GROW_ASKED;
     }
 
-    entity *m_down; /* whose primary port fails */
 };
 
 UCS_TEST_P(test_rc_varuna_grow, while_primary_down, "RC_TX_CQ_LEN=256")
