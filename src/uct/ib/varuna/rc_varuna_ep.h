@@ -449,7 +449,7 @@ ucs_status_t uct_rc_varuna_qp_connect(uct_rc_varuna_iface_t *iface,
                                       enum ibv_mtu path_mtu);
 void uct_rc_varuna_qp_destroy(uct_rc_varuna_iface_t *iface,
                               uct_rc_varuna_ep_t *ep, unsigned side,
-                              struct ibv_qp *qp, uint16_t cq_credits);
+                              struct ibv_qp *qp);
 void uct_rc_varuna_lane_set_len(uct_rc_varuna_lane_t *lane,
                                 const uct_rc_varuna_side_t *len);
 

@@ -622,8 +622,8 @@ static int uct_rc_varuna_ep_replay(uct_rc_varuna_iface_t *iface,
  * held back (a resend larger than the queue goes in parts, each signaled at
  * its end, see uct_rc_varuna_ep_replay).
  */
-static void uct_rc_varuna_ep_tx_resize(uct_rc_varuna_iface_t *iface,
-                                       uct_rc_varuna_ep_t *ep, unsigned lane)
+void uct_rc_varuna_ep_tx_resize(uct_rc_varuna_iface_t *iface,
+                                uct_rc_varuna_ep_t *ep, unsigned lane)
 {
     uint16_t limit = ep->lane[lane].max_wr;
 
@@ -635,6 +635,22 @@ static void uct_rc_varuna_ep_tx_resize(uct_rc_varuna_iface_t *iface,
         /* the held-back credits pay as returned ones do */
         ep->fo.parked = uct_rc_varuna_ep_tx_repay(ep, ep->fo.parked);
     }
+}
+
+/* New operations may go again, with the credits parked meanwhile (by a
+ * failover, or by a grow's drain, rc_varuna_grow.c). rc/base runs the
+ * pending queues only after send completions, and a failover that ends on
+ * the peer's notice (in the receive path) or in the periodic check, with
+ * nothing resent, may be followed by none: the end of this progress call
+ * runs them, outside of any loop over endpoints that a pending callback
+ * could change. */
+void uct_rc_varuna_ep_tx_unpark(uct_rc_varuna_iface_t *iface,
+                                uct_rc_varuna_ep_t *ep)
+{
+    uct_rc_txqp_available_add(&ep->super.txqp, ep->fo.parked);
+    ep->fo.parked = 0;
+    ucs_arbiter_group_schedule(&iface->super.tx.arbiter, &ep->super.arb_group);
+    iface->fo.dispatch = 1;
 }
 
 /* The standby carries the traffic now; new operations may go. A lane
@@ -652,17 +668,7 @@ static void uct_rc_varuna_ep_promote(uct_rc_varuna_iface_t *iface,
     uct_rc_varuna_ep_fo_enter(ep, UCT_RC_VARUNA_FO_REPLAYING);
     ep->active             = (uint8_t)lane;
     uct_rc_varuna_lane_set_state(ep, lane, UCT_RC_VARUNA_LANE_ACTIVE);
-    uct_rc_txqp_available_add(&ep->super.txqp, ep->fo.parked);
-    ep->fo.parked          = 0;
-
-    /* what waited may go now; rc/base runs the pending queues only after
-     * send completions, and a failover that ends on the peer's notice (in
-     * the receive path) or in the periodic check, with nothing resent,
-     * may be followed by none: the end of this progress call runs them,
-     * outside of any loop over endpoints that a pending callback could
-     * change */
-    ucs_arbiter_group_schedule(&iface->super.tx.arbiter, &ep->super.arb_group);
-    iface->fo.dispatch = 1;
+    uct_rc_varuna_ep_tx_unpark(iface, ep);
     uct_rc_varuna_ep_grow_arm(ep);
     uct_rc_varuna_ep_complete_settled(ep);
 }

@@ -64,6 +64,10 @@ void uct_rc_varuna_ep_failover_noticed(uct_rc_varuna_ep_t *ep);
 void uct_rc_varuna_ep_failover_progress(uct_rc_varuna_ep_t *ep);
 void uct_rc_varuna_ep_failover_recovered(uct_rc_varuna_ep_t *ep);
 void uct_rc_varuna_ep_post_refused(uct_rc_varuna_ep_t *ep);
+void uct_rc_varuna_ep_tx_resize(uct_rc_varuna_iface_t *iface,
+                                uct_rc_varuna_ep_t *ep, unsigned lane);
+void uct_rc_varuna_ep_tx_unpark(uct_rc_varuna_iface_t *iface,
+                                uct_rc_varuna_ep_t *ep);
 /* For tests: fail the active lane of an endpoint as if an error had been
  * detected on it. */
 ucs_status_t uct_rc_varuna_ep_fail_lane(uct_ep_h tl_ep);

@@ -124,12 +124,7 @@ static void uct_rc_varuna_ep_grow_release(uct_rc_varuna_ep_t *ep)
         return;
     }
     ep->gr.hold = 0;
-    uct_rc_txqp_available_add(&ep->super.txqp, ep->fo.parked);
-    ep->fo.parked = 0;
-    /* rc/base runs the pending queues only after send completions: the end
-     * of this progress call does (see uct_rc_varuna_ep_promote) */
-    ucs_arbiter_group_schedule(&iface->super.tx.arbiter, &ep->super.arb_group);
-    iface->fo.dispatch = 1;
+    uct_rc_varuna_ep_tx_unpark(iface, ep);
 }
 
 /* The QP not carrying the traffic (the new one before the swap, the old one
@@ -140,7 +135,7 @@ static void uct_rc_varuna_ep_grow_drop(uct_rc_varuna_ep_t *ep)
 
     uct_rc_varuna_ep_grow_release(ep);
     if (ep->gr.qp != NULL) {
-        uct_rc_varuna_qp_destroy(iface, ep, ep->gr.lane, ep->gr.qp, 0);
+        uct_rc_varuna_qp_destroy(iface, ep, ep->gr.lane, ep->gr.qp);
         ep->gr.qp = NULL;
     }
     uct_rc_varuna_ep_grow_enter(ep, UCT_RC_VARUNA_GROW_IDLE);
@@ -298,12 +293,8 @@ static void uct_rc_varuna_ep_grow_swap(uct_rc_varuna_iface_t *iface,
     ep->peer.qpn[ep->gr.lane] = ep->gr.peer_qpn;
     ep->gr.qp                 = old_qp;
 
-    /* the full queue's credits, at once */
-    ep->tx.wr_limit = lane->max_wr;
-    if (ep->tx.wr_owned < ep->tx.wr_limit) {
-        ep->fo.parked  += ep->tx.wr_limit - ep->tx.wr_owned;
-        ep->tx.wr_owned = ep->tx.wr_limit;
-    }
+    /* the full queue's credits, at once (held back until the release) */
+    uct_rc_varuna_ep_tx_resize(iface, ep, ep->gr.lane);
 
     iface->fo.grows++;
     uct_rc_varuna_lane_str(iface, ep->gr.lane, name, sizeof(name));
@@ -454,6 +445,15 @@ void uct_rc_varuna_iface_grow_check(uct_rc_varuna_iface_t *iface,
  * The peer's messages (dispatched by uct_rc_varuna_ep_ctrl_recv)
  * ------------------------------------------------------------------------ */
 
+/* The peer's message answers the grow under way, in the state that awaits
+ * it (not an earlier attempt, given up) */
+static int uct_rc_varuna_ep_grow_awaits(const uct_rc_varuna_ep_t *ep,
+                                        uct_rc_varuna_grow_state_t state,
+                                        const uct_rc_varuna_ctrl_msg_t *msg)
+{
+    return (ep->gr.state == state) && (msg->attempt == ep->gr.attempt);
+}
+
 void uct_rc_varuna_ep_grow_recv_req(uct_rc_varuna_iface_t *iface,
                                     uct_rc_varuna_ep_t *ep,
                                     const uct_rc_varuna_ctrl_msg_t *msg)
@@ -502,8 +502,7 @@ void uct_rc_varuna_ep_grow_recv_ack(uct_rc_varuna_iface_t *iface,
                                     uct_rc_varuna_ep_t *ep,
                                     const uct_rc_varuna_ctrl_msg_t *msg)
 {
-    if ((ep->gr.state != UCT_RC_VARUNA_GROW_ASKED) ||
-        (msg->attempt != ep->gr.attempt)) {
+    if (!uct_rc_varuna_ep_grow_awaits(ep, UCT_RC_VARUNA_GROW_ASKED, msg)) {
         return; /* an answer to a request given up */
     }
     if (uct_rc_varuna_ep_grow_connect(iface, ep, msg->qpn,
@@ -521,8 +520,7 @@ void uct_rc_varuna_ep_grow_recv_nack(uct_rc_varuna_iface_t *iface,
                                      uct_rc_varuna_ep_t *ep,
                                      const uct_rc_varuna_ctrl_msg_t *msg)
 {
-    if ((ep->gr.state != UCT_RC_VARUNA_GROW_ASKED) ||
-        (msg->attempt != ep->gr.attempt)) {
+    if (!uct_rc_varuna_ep_grow_awaits(ep, UCT_RC_VARUNA_GROW_ASKED, msg)) {
         return;
     }
     uct_rc_varuna_ep_grow_abort(ep, "the peer said no");
@@ -535,8 +533,7 @@ void uct_rc_varuna_ep_grow_recv_swap(uct_rc_varuna_iface_t *iface,
                                      uct_rc_varuna_ep_t *ep,
                                      const uct_rc_varuna_ctrl_msg_t *msg)
 {
-    if ((ep->gr.state != UCT_RC_VARUNA_GROW_READY) ||
-        (msg->attempt != ep->gr.attempt)) {
+    if (!uct_rc_varuna_ep_grow_awaits(ep, UCT_RC_VARUNA_GROW_READY, msg)) {
         return;
     }
     uct_rc_varuna_ep_grow_enter(ep, UCT_RC_VARUNA_GROW_DRAIN);
@@ -548,8 +545,7 @@ void uct_rc_varuna_ep_grow_recv_swap_ack(uct_rc_varuna_iface_t *iface,
                                          uct_rc_varuna_ep_t *ep,
                                          const uct_rc_varuna_ctrl_msg_t *msg)
 {
-    if ((ep->gr.state != UCT_RC_VARUNA_GROW_SWAPPED) ||
-        (msg->attempt != ep->gr.attempt)) {
+    if (!uct_rc_varuna_ep_grow_awaits(ep, UCT_RC_VARUNA_GROW_SWAPPED, msg)) {
         return;
     }
     ep->gr.swap_acked = 1;

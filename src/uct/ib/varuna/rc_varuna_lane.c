@@ -402,7 +402,7 @@ static unsigned uct_rc_varuna_standby_qp_cleanup_progress(void *arg)
  */
 void uct_rc_varuna_qp_destroy(uct_rc_varuna_iface_t *iface,
                               uct_rc_varuna_ep_t *ep, unsigned side,
-                              struct ibv_qp *qp, uint16_t cq_credits)
+                              struct ibv_qp *qp)
 {
     uct_rc_varuna_qp_cleanup_ctx_t *ctx;
     ucs_status_t status;
@@ -431,7 +431,7 @@ void uct_rc_varuna_qp_destroy(uct_rc_varuna_iface_t *iface,
     ctx->super.super.cb   = uct_rc_varuna_standby_qp_cleanup_progress;
     ctx->super.iface      = &iface->super;
     ctx->super.qp_num     = qp->qp_num;
-    ctx->super.cq_credits = cq_credits;
+    ctx->super.cq_credits = 0; /* rc/base's, of the primary lane only */
     ucs_list_add_tail(&iface->standby_gc_list, &ctx->super.list);
     status = uct_ib_device_async_event_wait(ctx->dev,
                                             IBV_EVENT_QP_LAST_WQE_REACHED,
@@ -462,7 +462,7 @@ void uct_rc_varuna_lane_destroy(uct_rc_varuna_iface_t *iface,
     }
 
     if (side != UCT_RC_VARUNA_SIDE_PRIMARY) {
-        uct_rc_varuna_qp_destroy(iface, ep, side, lane->qp, 0);
+        uct_rc_varuna_qp_destroy(iface, ep, side, lane->qp);
         lane->qp = NULL;
         return;
     }
