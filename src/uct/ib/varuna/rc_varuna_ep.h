@@ -232,13 +232,16 @@ struct uct_rc_varuna_ep {
                                                  QP may go */
         uint8_t             tail_posted;      /* GROW_TAIL in flight */
         uint8_t             counted;          /* in fo.grows_asked */
+        uint8_t             fenced;           /* qp is in the error state:
+                                                 the endpoint ended */
         uint64_t            tail_sn;          /* ... behind this op */
         uint32_t            attempt;
         struct ibv_qp       *qp;              /* the new QP until the swap,
                                                  the old one after it until
                                                  it is destroyed */
         uint32_t            psn;              /* the new QP's first PSN */
-        uint32_t            peer_qpn;         /* the peer's new QP */
+        uint32_t            peer_qpn;         /* the peer's QP that qp is
+                                                 connected to */
         ucs_time_t          since;            /* the state entered */
         ucs_time_t          held;             /* new operations held back
                                                  since (DRAIN) */
@@ -437,6 +440,7 @@ void uct_rc_varuna_lane_ah(uct_rc_varuna_iface_t *iface,
 const char *uct_rc_varuna_lane_str(uct_rc_varuna_iface_t *iface,
                                    unsigned side, char *buf, size_t max);
 const char *uct_rc_varuna_lane_state_str(uct_rc_varuna_lane_state_t state);
+int uct_rc_varuna_qp_rq_psn(struct ibv_qp *qp, uint32_t *psn_p);
 int uct_rc_varuna_lane_rq_psn(uct_rc_varuna_lane_t *lane, uint32_t *psn_p);
 void uct_rc_varuna_lane_fence(uct_rc_varuna_ep_t *ep, unsigned side);
 ucs_status_t uct_rc_varuna_qp_create(uct_rc_varuna_iface_t *iface,

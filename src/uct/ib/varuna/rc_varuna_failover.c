@@ -199,10 +199,6 @@ void uct_rc_varuna_ep_failover(uct_rc_varuna_ep_t *ep, unsigned lane,
         return;
     }
 
-    /* a grow under way stops: the failover runs on the lane's QP, the one
-     * carrying the traffic (rc_varuna_grow.c) */
-    uct_rc_varuna_ep_grow_abort(ep, "the lane failed");
-
     if (ep->fo.state != UCT_RC_VARUNA_FO_IDLE) {
         /* the lane we failed over to fails too: its completions take the
          * endpoint down (uct_rc_varuna_ep_handle_failure) */
@@ -220,6 +216,9 @@ void uct_rc_varuna_ep_failover(uct_rc_varuna_ep_t *ep, unsigned lane,
                  uct_rc_varuna_lane_str(iface, other, to, sizeof(to)),
                  uct_rc_varuna_lane_state_str(ep->lane[other].state));
         uct_rc_varuna_lane_fence(ep, lane);
+        /* a grow under way stops, keeping the QP the peer's token may
+         * name (rc_varuna_grow.c) */
+        uct_rc_varuna_ep_grow_end(ep);
         if (!(ep->super.flags & UCT_RC_EP_FLAG_FLUSH_CANCEL)) {
             /* at once, not when a flushed request comes back: there may be
              * none. An idle endpoint, or one whose requests the peer has
@@ -234,6 +233,10 @@ void uct_rc_varuna_ep_failover(uct_rc_varuna_ep_t *ep, unsigned lane,
         }
         return;
     }
+
+    /* a grow under way stops: the failover runs on the lane's QP, the one
+     * carrying the traffic (rc_varuna_grow.c) */
+    uct_rc_varuna_ep_grow_abort(ep, "the lane failed");
 
     if (cause == UCT_RC_VARUNA_CAUSE_FAILBACK) {
         iface->fo.failbacks++;

@@ -147,7 +147,12 @@ void uct_rc_varuna_ep_reprotect_recv_nack(uct_rc_varuna_iface_t *iface,
 /* rc_varuna_grow.c: the active lane's short send queue replaced */
 void uct_rc_varuna_ep_grow_arm(uct_rc_varuna_ep_t *ep);
 void uct_rc_varuna_ep_grow_abort(uct_rc_varuna_ep_t *ep, const char *why);
+void uct_rc_varuna_ep_grow_end(uct_rc_varuna_ep_t *ep);
 void uct_rc_varuna_ep_grow_cleanup(uct_rc_varuna_ep_t *ep);
+void uct_rc_varuna_ep_grow_fence(uct_rc_varuna_ep_t *ep);
+struct ibv_qp *uct_rc_varuna_ep_grow_conn_qp(const uct_rc_varuna_ep_t *ep,
+                                             unsigned lane, uint32_t qpn,
+                                             uint32_t peer_qpn);
 void uct_rc_varuna_ep_grow_drained(uct_rc_varuna_ep_t *ep);
 void uct_rc_varuna_iface_grow_check(uct_rc_varuna_iface_t *iface,
                                     ucs_time_t now);

@@ -51,9 +51,17 @@
  * whose classification reads a QP's expected PSN, waits until no grow is
  * under way (uct_rc_varuna_ep_reprotect_try); a grow starts only while the
  * other lane is failed and not being reconnected. So a failure during the
- * switch ends the endpoint (both lanes lost) as it would without the grow;
- * UCP's lane failover then finds the two sides' QPs of the lane not yet
- * agreeing, refuses the token, and nothing is classified wrongly.
+ * switch ends the endpoint (both lanes lost) as it would without the grow.
+ *
+ * UCP's lane failover then carries each side's TX token, which names the
+ * lane by the connection its traffic is on: (our QP, the peer's). One side
+ * may have moved and the other not, so the two tokens can name different
+ * connections of the lane. Each side keeps the QP not carrying its traffic
+ * (ep->gr.qp) with the peer's QP it is connected to (ep->gr.peer_qpn) until
+ * both moved, and a dead endpoint keeps it until it is destroyed; the
+ * peer's interface finds the connection a token names among both
+ * (uct_rc_varuna_ep_grow_conn_qp), fences both QPs and answers the expected
+ * PSN of the one named, which is where the token's requests went.
  *
  * Only the side that initiates re-protection asks, so the two sides never
  * start crossing grows; an endpoint connected to itself is both sides and
@@ -136,7 +144,8 @@ static void uct_rc_varuna_ep_grow_drop(uct_rc_varuna_ep_t *ep)
     uct_rc_varuna_ep_grow_release(ep);
     if (ep->gr.qp != NULL) {
         uct_rc_varuna_qp_destroy(iface, ep, ep->gr.lane, ep->gr.qp);
-        ep->gr.qp = NULL;
+        ep->gr.qp     = NULL;
+        ep->gr.fenced = 0;
     }
     uct_rc_varuna_ep_grow_enter(ep, UCT_RC_VARUNA_GROW_IDLE);
 }
@@ -177,10 +186,59 @@ void uct_rc_varuna_ep_grow_abort(uct_rc_varuna_ep_t *ep, const char *why)
     uct_rc_varuna_ep_grow_drop(ep);
 }
 
+/*
+ * The endpoint ends (its last lane failed, or it died): whatever the grow
+ * had under way stops, but the QP not carrying the traffic stays, fenced,
+ * until the endpoint is destroyed. The peer may have moved when we did not,
+ * or not when we did, and its failover's token then names that QP's
+ * connection (uct_rc_varuna_iface_derive_rx_token).
+ */
+void uct_rc_varuna_ep_grow_end(uct_rc_varuna_ep_t *ep)
+{
+    uct_rc_varuna_ep_grow_release(ep);
+    uct_rc_varuna_ep_grow_unlist(ep);
+    uct_rc_varuna_ep_grow_fence(ep);
+    uct_rc_varuna_ep_grow_enter(ep, UCT_RC_VARUNA_GROW_IDLE);
+}
+
+/* The endpoint dies (the QP stays, uct_rc_varuna_ep_grow_end) or goes
+ * away */
 void uct_rc_varuna_ep_grow_cleanup(uct_rc_varuna_ep_t *ep)
 {
+    if (ep->fo.state == UCT_RC_VARUNA_FO_DEAD) {
+        uct_rc_varuna_ep_grow_end(ep);
+        return;
+    }
     uct_rc_varuna_ep_grow_drop(ep);
     uct_rc_varuna_ep_grow_unlist(ep);
+}
+
+/* Nothing more executes on the QP not carrying the traffic */
+void uct_rc_varuna_ep_grow_fence(uct_rc_varuna_ep_t *ep)
+{
+    if ((ep->gr.qp != NULL) && !ep->gr.fenced) {
+        uct_ib_modify_qp(ep->gr.qp, IBV_QPS_ERR);
+        ep->gr.fenced = 1;
+    }
+}
+
+/* Our QP of the connection (our QP number, the peer's) on a lane: the
+ * lane's, or the other one a grow keeps; NULL if neither */
+struct ibv_qp *uct_rc_varuna_ep_grow_conn_qp(const uct_rc_varuna_ep_t *ep,
+                                             unsigned lane, uint32_t qpn,
+                                             uint32_t peer_qpn)
+{
+    const uct_rc_varuna_lane_t *l = &ep->lane[lane];
+
+    if ((l->qp != NULL) && (l->qp->qp_num == qpn) &&
+        (ep->peer.qpn[lane] == peer_qpn)) {
+        return l->qp;
+    }
+    if ((ep->gr.qp != NULL) && (ep->gr.lane == lane) &&
+        (ep->gr.qp->qp_num == qpn) && (ep->gr.peer_qpn == peer_qpn)) {
+        return ep->gr.qp;
+    }
+    return NULL;
 }
 
 /* A new QP of the lane, the primary's length, on the lane's port */
@@ -274,13 +332,15 @@ static void uct_rc_varuna_ep_grow_drain(uct_rc_varuna_ep_t *ep)
 }
 
 /* The traffic moves to the new QP: the lane takes it, with its length and
- * the peer's new QP; the old one waits in ep->gr.qp for its destruction */
+ * the peer's new QP; the old connection waits in ep->gr for its
+ * destruction */
 static void uct_rc_varuna_ep_grow_swap(uct_rc_varuna_iface_t *iface,
                                        uct_rc_varuna_ep_t *ep)
 {
     uct_rc_varuna_lane_t *lane = &ep->lane[ep->gr.lane];
     struct ibv_qp *old_qp      = lane->qp;
     uint16_t old_max_wr        = lane->max_wr;
+    uint32_t old_peer_qpn      = ep->peer.qpn[ep->gr.lane];
     char name[64];
 
     lane->qp           = ep->gr.qp;
@@ -291,7 +351,9 @@ static void uct_rc_varuna_ep_grow_swap(uct_rc_varuna_iface_t *iface,
     lane->lwr_given_up = 0;
     uct_rc_varuna_lane_set_len(lane, &iface->side[UCT_RC_VARUNA_SIDE_PRIMARY]);
     ep->peer.qpn[ep->gr.lane] = ep->gr.peer_qpn;
+    /* the old connection, which the peer's token names until it moved */
     ep->gr.qp                 = old_qp;
+    ep->gr.peer_qpn           = old_peer_qpn;
 
     /* the full queue's credits, at once (held back until the release) */
     uct_rc_varuna_ep_tx_resize(iface, ep, ep->gr.lane);
@@ -301,7 +363,8 @@ static void uct_rc_varuna_ep_grow_swap(uct_rc_varuna_iface_t *iface,
     ucs_diag("rc_varuna: ep %p: lane %s moved to qp 0x%x with %u send "
              "credits (was qp 0x%x with %u), the peer's qp 0x%x, new "
              "operations held %.3f ms", ep, name, lane->qp->qp_num,
-             lane->max_wr, old_qp->qp_num, old_max_wr, ep->gr.peer_qpn,
+             lane->max_wr, old_qp->qp_num, old_max_wr,
+             ep->peer.qpn[ep->gr.lane],
              ucs_time_to_msec(ucs_get_time() - ep->gr.held));
     uct_rc_varuna_ep_report_grown(iface, ep, name, old_qp->qp_num, old_max_wr,
                                   ucs_get_time());

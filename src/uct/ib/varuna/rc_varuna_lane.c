@@ -572,25 +572,31 @@ const char *uct_rc_varuna_lane_state_str(uct_rc_varuna_lane_state_t state)
     return (state < ucs_static_array_size(names)) ? names[state] : "unknown";
 }
 
-/* The expected PSN of our QP on a lane: which of the peer's requests it
- * has executed (section 3.4). Queried after the QP is in ERR, so final. */
-int uct_rc_varuna_lane_rq_psn(uct_rc_varuna_lane_t *lane,
-                              uint32_t *psn_p)
+/* The expected PSN of a QP of ours: which of the peer's requests it has
+ * executed (section 3.4). Queried after the QP is in ERR, so final. */
+int uct_rc_varuna_qp_rq_psn(struct ibv_qp *qp, uint32_t *psn_p)
 {
     struct ibv_qp_init_attr init_attr;
     struct ibv_qp_attr attr;
 
     int ret;
 
-    ret = ibv_query_qp(lane->qp, &attr, IBV_QP_RQ_PSN, &init_attr);
+    ret = ibv_query_qp(qp, &attr, IBV_QP_RQ_PSN, &init_attr);
     if (ret != 0) {
         ucs_error("rc_varuna: ibv_query_qp(0x%x) failed: %s; the peer is "
-                  "told our expected PSN is unknown", lane->qp->qp_num,
+                  "told our expected PSN is unknown", qp->qp_num,
                   strerror(ret));
         return 0;
     }
     *psn_p = attr.rq_psn;
     return 1;
+}
+
+/* ... of our QP on a lane */
+int uct_rc_varuna_lane_rq_psn(uct_rc_varuna_lane_t *lane,
+                              uint32_t *psn_p)
+{
+    return uct_rc_varuna_qp_rq_psn(lane->qp, psn_p);
 }
 
 void uct_rc_varuna_lane_fence(uct_rc_varuna_ep_t *ep, unsigned side)

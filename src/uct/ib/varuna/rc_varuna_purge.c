@@ -187,12 +187,13 @@ uct_rc_varuna_iface_token_ep(uct_rc_varuna_iface_t *iface,
         return NULL;
     }
 
-    /* the same connection, not a later one that reuses a QP number */
+    /* the same connection, not a later one that reuses a QP number: on
+     * each lane the pair the token names, the lane's or, while a grow
+     * moves the lane to a new QP, the other one (rc_varuna_grow.c) */
     for (lane = 0; lane < UCT_RC_VARUNA_NUM_SIDES; lane++) {
         if ((token->peer_qpn[lane] != 0) &&
-            ((uct_rc_varuna_lane_qpn(&ep->lane[lane]) !=
-              token->peer_qpn[lane]) ||
-             (ep->peer.qpn[lane] != token->qpn[lane]))) {
+            (uct_rc_varuna_ep_grow_conn_qp(ep, lane, token->peer_qpn[lane],
+                                           token->qpn[lane]) == NULL)) {
             return NULL;
         }
     }
@@ -222,6 +223,7 @@ ucs_status_t uct_rc_varuna_iface_derive_rx_token(uct_iface_h tl_iface,
     uct_rc_varuna_tx_token_t tx;
     uct_rc_varuna_rx_token_t rx;
     uct_rc_varuna_ep_t *ep;
+    struct ibv_qp *named;
     uint32_t rq_psn;
     unsigned lane;
 
@@ -243,11 +245,15 @@ ucs_status_t uct_rc_varuna_iface_derive_rx_token(uct_iface_h tl_iface,
 
     memset(&rx, 0, sizeof(rx));
     rx.magic = UCT_RC_VARUNA_RX_TOKEN_MAGIC;
+    uct_rc_varuna_ep_grow_fence(ep);
     for (lane = 0; lane < UCT_RC_VARUNA_NUM_SIDES; lane++) {
         rx.qpn[lane] = tx.qpn[lane];
         uct_rc_varuna_lane_fence(ep, lane);
-        if ((ep->lane[lane].qp != NULL) &&
-            uct_rc_varuna_lane_rq_psn(&ep->lane[lane], &rq_psn)) {
+        /* the QP the token's requests went to */
+        named = (tx.peer_qpn[lane] == 0) ? ep->lane[lane].qp :
+                uct_rc_varuna_ep_grow_conn_qp(ep, lane, tx.peer_qpn[lane],
+                                              tx.qpn[lane]);
+        if ((named != NULL) && uct_rc_varuna_qp_rq_psn(named, &rq_psn)) {
             rx.rq_psn[lane]  = rq_psn;
             rx.flags        |= UCT_RC_VARUNA_RX_TOKEN_PSN << lane;
         }

@@ -6,6 +6,10 @@
 
 #include "rc_varuna_failover_harness.h"
 
+extern "C" {
+#include <uct/api/v2/uct_v2.h>
+}
+
 
 /*
  * Re-protection at scale (docs/design.md section 5.6): many endpoints on
@@ -576,6 +580,121 @@ protected:
         return ep->gr.state != UCT_RC_VARUNA_GROW_ASKED;
     }
 
+    static bool dead_taken_over(uct_rc_varuna_ep_t *ep)
+    {
+        return (ep->fo.state == UCT_RC_VARUNA_FO_DEAD) &&
+               (ep->dead.owner == UCT_RC_VARUNA_OWNER_CALLER);
+    }
+
+    /* progress until the endpoints eps of e died and their operations are
+     * the test's (the error handler took them over): both sides, or only
+     * the one given */
+    bool progress_until_dead(entity *e, const std::vector<unsigned> &eps,
+                             ucs_time_t deadline, entity *only = NULL)
+    {
+        for (;;) {
+            bool all_dead = true;
+            for (size_t j = 0; j < eps.size(); ++j) {
+                all_dead = all_dead && dead_taken_over(vep_of(e, eps[j]));
+            }
+            if (all_dead) {
+                return true;
+            }
+            if (ucs_get_time() > deadline) {
+                return false;
+            }
+            if (only != NULL) {
+                only->progress();
+            } else {
+                progress();
+            }
+        }
+    }
+
+    /* the TX token of e's endpoint i, as UCP's lane failover takes it */
+    std::vector<uint8_t> tx_token(entity *e, unsigned i)
+    {
+        uint8_t tx[UCT_EP_TOKEN_MAX_LENGTH];
+        uct_ep_attr_t attr;
+
+        memset(&attr, 0, sizeof(attr));
+        attr.field_mask      = UCT_EP_ATTR_FIELD_TX_TOKEN;
+        attr.tx_token        = tx;
+        attr.tx_token_length = sizeof(tx);
+        EXPECT_UCS_OK(uct_ep_query(e->ep(i), &attr));
+        return std::vector<uint8_t>(tx, tx + attr.tx_token_length);
+    }
+
+    /* UCP's lane failover's question: a TX token to to's interface; its RX
+     * token in rx */
+    ucs_status_t derive(const std::vector<uint8_t> &tx, entity *to,
+                        std::vector<uint8_t> &rx)
+    {
+        uint8_t buf[UCT_EP_TOKEN_MAX_LENGTH];
+        size_t rx_length = 0;
+        ucs_status_t status;
+
+        status = uct_iface_derive_rx_token(to->iface(), tx.data(), tx.size(),
+                                           buf, &rx_length);
+        rx.assign(buf, buf + rx_length);
+        return status;
+    }
+
+    /* What the purge hands back runs on the receiver's memory, as on the
+     * lane UCP would move it to */
+    static void replay_cb(const uct_ep_op_info_t *info, void *arg)
+    {
+        test_rc_varuna_grow *self = static_cast<test_rc_varuna_grow*>(arg);
+        uint64_t *word            = NULL;
+
+        if (info->field_mask & UCT_EP_OP_INFO_FIELD_RMA) {
+            word = (uint64_t*)((char*)self->m_words->ptr() +
+                               (info->rma.remote_addr -
+                                self->m_words->addr()));
+        }
+        switch (info->operation) {
+        case UCT_EP_OP_PUT_SHORT:
+            memcpy(word, info->data.buffer, info->data.length);
+            break;
+        case UCT_EP_OP_ATOMIC_POST:
+            EXPECT_EQ(UCT_ATOMIC_OP_ADD, info->atomic.op);
+            *word += info->atomic.value;
+            break;
+        case UCT_EP_OP_AM_BCOPY:
+            EXPECT_EQ(AM_ID_MANY, info->am.id);
+            am_many(self, (void*)info->data.buffer, info->data.length, 0);
+            break;
+        case UCT_EP_OP_FLUSH:
+            break;
+        default:
+            ADD_FAILURE() << "handed back an operation the test never "
+                             "posted: " << info->operation;
+            break;
+        }
+        if (info->operation != UCT_EP_OP_FLUSH) {
+            ++self->m_handed_back;
+        }
+        if (info->comp != NULL) {
+            uct_invoke_completion(info->comp, UCS_OK);
+        }
+    }
+
+    void purge(entity *e, unsigned i, std::vector<uint8_t> &rx)
+    {
+        uct_ep_outstanding_purge_params_t params;
+
+        params.field_mask      = UCT_EP_OUTSTANDING_FIELD_RX_TOKEN |
+                                 UCT_EP_OUTSTANDING_FIELD_CB |
+                                 UCT_EP_OUTSTANDING_FIELD_ARG;
+        params.rx_token        = rx.data();
+        params.rx_token_length = rx.size();
+        params.cb              = replay_cb;
+        params.arg             = this;
+        ASSERT_UCS_OK(uct_ep_outstanding_purge(e->ep(i), &params));
+        EXPECT_EQ(vep_of(e, i)->tx.sn, vep_of(e, i)->tx.done_sn);
+    }
+
+    unsigned m_handed_back;
 };
 
 UCS_TEST_P(test_rc_varuna_grow, while_primary_down, "RC_TX_CQ_LEN=256")
@@ -771,6 +890,112 @@ UCS_TEST_P(test_rc_varuna_grow, heal_while_swapping, "RC_TX_CQ_LEN=256")
         EXPECT_EQ(vep_of(p, i)->peer.qpn[1],
                   vep_of(a, i)->lane[1].qp->qp_num) << "ep " << i;
     }
+}
+
+/*
+ * Both lanes lost while the asker has moved to its new QP and its peer has
+ * not (design.md 5.9): the two sides' TX tokens name different connections
+ * of the lane, the asker's its new one, the peer's its old one. Each
+ * interface finds the connection named among the QPs it kept, fences them
+ * and answers the expected PSN of the named QP; the purge then hands back
+ * exactly what did not execute. The sender's burst, posted on its
+ * connection (whichever side it is) just before the loss and never
+ * confirmed, runs once, as the receiver's memory says. Before each side
+ * kept the other connection's QP to the end and found it, both interfaces
+ * answered that they had no such connection, and UCP's lane failover ended
+ * the endpoint.
+ */
+UCS_TEST_P(test_rc_varuna_grow, lost_while_swapping, "RC_TX_CQ_LEN=256")
+{
+    const unsigned standby = UCT_RC_VARUNA_SIDE_STANDBY;
+    ucs_time_t deadline;
+
+    if (!create_pair()) {
+        UCS_TEST_SKIP_R("no resource with four distinct ports");
+    }
+    setup_many();
+
+    entity *a = asker();
+    entity *p = (a == m_s) ? m_r : m_s;
+    fail_primary_over(a);
+    quiesce();
+    unsigned asked = progress_side_until(a, grow_asked,
+                                         ucs_get_time() +
+                                         ucs_time_from_sec(1),
+                                         ucs_min(NUM_EPS,
+                                                 UCT_RC_VARUNA_GROW_AT_ONCE));
+    unsigned ready = progress_side_until(p, grow_ready,
+                                         ucs_get_time() +
+                                         ucs_time_from_sec(1), asked);
+    progress_side_until(a, grow_swapped,
+                        ucs_get_time() + ucs_time_from_sec(1), ready);
+
+    std::vector<unsigned> moving; /* the asker moved, its peer not */
+    for (unsigned i = 0; i < NUM_EPS; ++i) {
+        if (grow_swapped(vep_of(a, i), 0) && grow_ready(vep_of(p, i), 0)) {
+            moving.push_back(i);
+        }
+    }
+    ASSERT_FALSE(moving.empty()) << failing(grow_swapped, 0, "not moved");
+
+    /* a burst on each such pair's connection, unconfirmed, then the lane
+     * carrying the traffic lost: no lane left */
+    m_err_take_over = true;
+    for (size_t j = 0; j < moving.size(); ++j) {
+        post_some(m_traffic[moving[j]]);
+    }
+    port down = side_port(a, standby);
+    m_softib.link(down.dev, down.num, false);
+    deadline = ucs_get_time() + ucs_time_from_sec(20);
+    /* the asker alone: its peer stays as it was at the loss, not moved */
+    ASSERT_TRUE(progress_until_dead(a, moving, deadline, a))
+            << "the asker's endpoints did not end";
+
+    /* UCP's question, both ways: the asker's token names its new
+     * connection, the peer's its old one */
+    std::vector<std::vector<uint8_t> > rx_at_p(NUM_EPS), rx_at_a(NUM_EPS);
+    std::vector<std::vector<uint8_t> > old_token(NUM_EPS);
+    for (size_t j = 0; j < moving.size(); ++j) {
+        unsigned i = moving[j];
+        ASSERT_TRUE(grow_ready(vep_of(p, i), 0)) << "ep " << i;
+        old_token[i] = tx_token(p, i);
+    }
+    for (size_t j = 0; j < moving.size(); ++j) {
+        unsigned i = moving[j];
+        ASSERT_EQ(UCS_OK, derive(tx_token(a, i), p, rx_at_p[i]))
+                << "ep " << i << ": the peer does not find the asker's new "
+                << "connection (qp 0x" << std::hex
+                << vep_of(a, i)->lane[standby].qp->qp_num << ")";
+        ASSERT_EQ(UCS_OK, derive(old_token[i], a, rx_at_a[i]))
+                << "ep " << i << ": the asker does not find the peer's old "
+                << "connection (qp 0x" << std::hex
+                << vep_of(p, i)->lane[standby].qp->qp_num << ")";
+    }
+    /* the peer's endpoints end at the question; what UCP carries is the
+     * token at that end (the peer may have moved meanwhile: the asker's
+     * word was in its receive queue) */
+    ASSERT_TRUE(progress_until_dead(p, moving, deadline))
+            << "the peer's endpoints did not end at the question";
+    for (size_t j = 0; j < moving.size(); ++j) {
+        unsigned i = moving[j];
+        ASSERT_EQ(UCS_OK, derive(tx_token(p, i), a, rx_at_a[i]))
+                << "ep " << i << ": the asker does not find the peer's "
+                << "connection at its end";
+    }
+
+    m_handed_back = 0;
+    for (size_t j = 0; j < moving.size(); ++j) {
+        purge(a, moving[j], rx_at_p[moving[j]]);
+        purge(p, moving[j], rx_at_a[moving[j]]);
+    }
+    short_progress_loop(20);
+
+    fail_on_problems("grow lost_while_swapping");
+    uint64_t adds = expect_exactly_once();
+    UCS_TEST_MESSAGE << moving.size() << " endpoint pairs lost mid-switch "
+                     << "(the " << ((a == m_s) ? "sender" : "receiver")
+                     << " asked), " << adds << " adds, "
+                     << m_handed_back << " operations handed back";
 }
 
 _UCT_INSTANTIATE_TEST_CASE(test_rc_varuna_grow, rc_varuna)
