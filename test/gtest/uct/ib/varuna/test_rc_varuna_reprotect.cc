@@ -565,6 +565,45 @@ protected:
         return count;
     }
 
+    /* The asker's primary port down and the traffic quiet, so that each
+     * side can then be progressed alone (a side that is not progressed
+     * does not answer the other's requests); the asker, and its peer */
+    void fail_asker_quietly(entity **a_p, entity **p_p)
+    {
+        *a_p = asker();
+        *p_p = (*a_p == m_s) ? m_r : m_s;
+        fail_primary_over(*a_p);
+        quiesce();
+    }
+
+    /* The asker alone: as many grows asked for at once as it may; how
+     * many */
+    unsigned asker_asks(entity *a)
+    {
+        return progress_side_until(a, grow_asked,
+                                   ucs_get_time() + ucs_time_from_sec(1),
+                                   ucs_min(NUM_EPS,
+                                           UCT_RC_VARUNA_GROW_AT_ONCE));
+    }
+
+    /* Each side alone in turn: the asker asks, the peer answers, the asker
+     * moves to its new QP; the peer has not heard of it. How many moved */
+    unsigned asker_moves_alone(entity *a, entity *p)
+    {
+        unsigned asked   = asker_asks(a);
+        unsigned ready   = progress_side_until(p, grow_ready,
+                                               ucs_get_time() +
+                                               ucs_time_from_sec(1), asked);
+        unsigned swapped = progress_side_until(a, grow_swapped,
+                                               ucs_get_time() +
+                                               ucs_time_from_sec(1), ready);
+
+        UCS_TEST_MESSAGE << asked << " asked, " << ready << " peers waiting "
+                         << "for the asker's word, " << swapped
+                         << " askers moved";
+        return swapped;
+    }
+
     static bool grow_ready(uct_rc_varuna_ep_t *ep, unsigned)
     {
         return ep->gr.state == UCT_RC_VARUNA_GROW_READY;
@@ -808,14 +847,9 @@ UCS_TEST_P(test_rc_varuna_grow, heal_while_asked, "RC_TX_CQ_LEN=256")
 
     /* the asker's own port: its grow does not wait for the peer's word on
      * a re-protection */
-    entity *a = asker();
-    fail_primary_over(a);
-    quiesce();
-    unsigned asked = progress_side_until(a, grow_asked,
-                                         ucs_get_time() +
-                                         ucs_time_from_sec(1),
-                                         ucs_min(NUM_EPS,
-                                                 UCT_RC_VARUNA_GROW_AT_ONCE));
+    entity *a, *p;
+    ASSERT_NO_FATAL_FAILURE(fail_asker_quietly(&a, &p));
+    unsigned asked = asker_asks(a);
     UCS_TEST_MESSAGE << asked << " of " << NUM_EPS << " endpoints asked to "
                      << "grow at the heal";
     ASSERT_GT(asked, 0u) << failing(grow_asked, 0, "not asking");
@@ -853,26 +887,9 @@ UCS_TEST_P(test_rc_varuna_grow, heal_while_swapping, "RC_TX_CQ_LEN=256")
     }
     setup_many();
 
-    entity *a = asker();
-    entity *p = (a == m_s) ? m_r : m_s;
-    fail_primary_over(a);
-    quiesce();
-    /* each side alone in turn: the asker asks (as many at once as it
-     * may), the peer answers, the asker moves */
-    unsigned asked   = progress_side_until(a, grow_asked,
-                                           ucs_get_time() +
-                                           ucs_time_from_sec(1),
-                                           ucs_min(NUM_EPS,
-                                                   UCT_RC_VARUNA_GROW_AT_ONCE));
-    unsigned ready   = progress_side_until(p, grow_ready,
-                                           ucs_get_time() +
-                                           ucs_time_from_sec(1), asked);
-    unsigned swapped = progress_side_until(a, grow_swapped,
-                                           ucs_get_time() +
-                                           ucs_time_from_sec(1), ready);
-    UCS_TEST_MESSAGE << asked << " asked, " << ready << " peers waiting "
-                     << "for the asker's word, " << swapped << " askers "
-                     << "moved at the heal";
+    entity *a, *p;
+    ASSERT_NO_FATAL_FAILURE(fail_asker_quietly(&a, &p));
+    unsigned swapped = asker_moves_alone(a, p);
     ASSERT_GT(swapped, 0u) << failing(grow_swapped, 0, "not moved");
 
     heal_primary();
@@ -900,10 +917,9 @@ UCS_TEST_P(test_rc_varuna_grow, heal_while_swapping, "RC_TX_CQ_LEN=256")
  * and answers the expected PSN of the named QP; the purge then hands back
  * exactly what did not execute. The sender's burst, posted on its
  * connection (whichever side it is) just before the loss and never
- * confirmed, runs once, as the receiver's memory says. Before each side
- * kept the other connection's QP to the end and found it, both interfaces
- * answered that they had no such connection, and UCP's lane failover ended
- * the endpoint.
+ * confirmed, runs once, as the receiver's memory says. Without the other
+ * connection kept and looked up, the interfaces answer that they have no
+ * such connection (NO_ELEM), and UCP's lane failover ends the endpoint.
  */
 UCS_TEST_P(test_rc_varuna_grow, lost_while_swapping, "RC_TX_CQ_LEN=256")
 {
@@ -915,20 +931,9 @@ UCS_TEST_P(test_rc_varuna_grow, lost_while_swapping, "RC_TX_CQ_LEN=256")
     }
     setup_many();
 
-    entity *a = asker();
-    entity *p = (a == m_s) ? m_r : m_s;
-    fail_primary_over(a);
-    quiesce();
-    unsigned asked = progress_side_until(a, grow_asked,
-                                         ucs_get_time() +
-                                         ucs_time_from_sec(1),
-                                         ucs_min(NUM_EPS,
-                                                 UCT_RC_VARUNA_GROW_AT_ONCE));
-    unsigned ready = progress_side_until(p, grow_ready,
-                                         ucs_get_time() +
-                                         ucs_time_from_sec(1), asked);
-    progress_side_until(a, grow_swapped,
-                        ucs_get_time() + ucs_time_from_sec(1), ready);
+    entity *a, *p;
+    ASSERT_NO_FATAL_FAILURE(fail_asker_quietly(&a, &p));
+    asker_moves_alone(a, p);
 
     std::vector<unsigned> moving; /* the asker moved, its peer not */
     for (unsigned i = 0; i < NUM_EPS; ++i) {
