@@ -146,6 +146,13 @@ UCS_TEST_P(test_rc_varuna_gray, one_way_loss_quarantined,
                         uct_rc_varuna_ep_has_standby(vep(m_r));
     }
     EXPECT_FALSE(standby_seen) << "the lossy path was made the standby";
+    /* meanwhile the grow gives the standby's lane the full queue, once:
+     * re-protection, held back by the quarantine, does not stop it */
+    EXPECT_EQ(1ul, viface(init)->fo.grows);
+    EXPECT_LE(viface(m_s)->fo.grow_qps, 1ul) << "grows started again and "
+                                                "again";
+    EXPECT_LE(viface(m_r)->fo.grow_qps, 1ul) << "grows started again and "
+                                                "again";
     EXPECT_EQ(1, vfs_counter(init, "quarantined"));
     EXPECT_GE(viface(init)->fo.probes_failed, 2u);
     EXPECT_LE(viface(init)->fo.probes_failed, (unsigned long)MAX_PROBES)
@@ -167,6 +174,62 @@ UCS_TEST_P(test_rc_varuna_gray, one_way_loss_quarantined,
     }
     fail_on_problems("one_way_loss_quarantined");
     EXPECT_EQ(0u, vep(m_s)->active) << "not back on the healed path";
+    EXPECT_EQ(0u, m_ep_errors);
+}
+
+/*
+ * The same loss with a peer slow to answer (progressed every 50 ms, as a
+ * starved guest on rxe): while the path is quarantined the initiator asks
+ * for a grow and waits for the answer; re-protection, which the quarantine
+ * holds back, must not stop that grow at every periodic check (each stop
+ * destroyed its QP and the next check made another: 1,182 in 20 s on rxe,
+ * until the guest ran out of memory). Then the loss ends and the path is
+ * the standby again: every operation exactly once.
+ */
+UCS_TEST_P(test_rc_varuna_gray, quarantine_slow_peer_grows_once,
+           "QUARANTINE_MAX=400ms")
+{
+    ucs_time_t deadline = ucs_get_time() +
+                          ucs_time_from_msec(scaled_ms(20000));
+    ucs_time_t slow_end, peer_next = 0;
+    entity *init, *peer;
+    uint32_t rule;
+
+    setup_pair(NUM_OPS);
+    plan(MIXED, NUM_OPS);
+    init = vep(m_s)->rp.initiator ? m_s : m_r;
+    peer = (init == m_s) ? m_r : m_s;
+
+    rule = drop(side_port(m_r, 0), SOFTIB_DIR_TX, SOFTIB_CLASS_ALL);
+    ASSERT_TRUE(post_all(0, WINDOW, deadline));
+    ASSERT_TRUE(wait_for(both_failed_over, deadline))
+            << "no failover on both sides";
+    while ((vep(init)->rp.probes_failed == 0) &&
+           (ucs_get_time() < deadline)) {
+        progress();
+    }
+    ASSERT_GT(vep(init)->rp.probes_failed, 0u) << "not quarantined";
+
+    slow_end = ucs_get_time() + ucs_time_from_msec(scaled_ms(1000));
+    while (ucs_get_time() < slow_end) {
+        init->progress();
+        if (ucs_get_time() >= peer_next) {
+            peer->progress();
+            peer_next = ucs_get_time() + ucs_time_from_msec(50);
+        }
+    }
+    EXPECT_LE(viface(init)->fo.grow_qps, 2ul)
+            << "the grow was stopped and started again "
+            << viface(init)->fo.grow_qps << " times";
+
+    m_softib.rule_del(rule);
+    EXPECT_TRUE(wait_for(both_protected, deadline))
+            << "the healed path is not the standby again";
+    ASSERT_TRUE(post_all(WINDOW, NUM_OPS, deadline));
+    if (finish(deadline)) {
+        verify(true);
+    }
+    fail_on_problems("quarantine_slow_peer_grows_once");
     EXPECT_EQ(0u, m_ep_errors);
 }
 
