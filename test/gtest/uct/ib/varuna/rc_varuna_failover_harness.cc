@@ -1074,10 +1074,11 @@ void test_rc_varuna_fo_base::verify_credits(entity *e, int side,
     int credits, ctrl, cq_ok, ep_ok, limit;
 
     /* the send credits follow the queue of the lane that carries the
-     * traffic (the standby's is shorter by default); credits of a
-     * longer queue left behind are all retired once idle */
+     * traffic (the standby's is shorter by default, until a grow gives
+     * that lane a full one); credits of a longer queue left behind are
+     * all retired once idle */
     do {
-        limit   = iface->side[ep->active].tx_max_wr;
+        limit   = ep->lane[ep->active].max_wr;
         credits = uct_rc_txqp_available(&ep->super.txqp);
         ctrl    = ep->ctrl.inflight[0] + ep->ctrl.inflight[1];
         ep_ok   = ((credits + (int)op_wrs(e)) == limit) &&
