@@ -122,30 +122,49 @@ static double demo_now(void)
 }
 
 /* One progress call; in wakeup mode, sleep on the event fd if it found
- * nothing to do */
-static void demo_progress(void)
+ * nothing to do, and on fd too unless it is -1. Returns whether fd is
+ * readable (looked at without waiting in the busy mode). */
+static int demo_progress_fd(int fd)
 {
-    struct pollfd pfd;
+    struct pollfd pfd[2];
     ucs_status_t status;
+    nfds_t nfds = 0;
+    int timeout = 0;
 
-    if (ucp_worker_progress(demo_worker) || (demo_wakeup_ms == -2)) {
-        return;
+    if (fd >= 0) {
+        pfd[nfds].fd      = fd;
+        pfd[nfds].events  = POLLIN;
+        pfd[nfds].revents = 0;
+        nfds++;
     }
-    status = ucp_worker_arm(demo_worker);
-    if (status == UCS_ERR_BUSY) {
-        demo_arm_busy++;
-        return;                     /* events arrived meanwhile */
-    } else if (status != UCS_OK) {
-        demo_die("ucp_worker_arm", status);
+    if (!ucp_worker_progress(demo_worker) && (demo_wakeup_ms != -2)) {
+        status = ucp_worker_arm(demo_worker);
+        if (status == UCS_ERR_BUSY) {
+            demo_arm_busy++;        /* events arrived meanwhile */
+        } else if (status != UCS_OK) {
+            demo_die("ucp_worker_arm", status);
+        } else {
+            demo_sleeps++;
+            pfd[nfds].fd      = demo_efd;
+            pfd[nfds].events  = POLLIN;
+            pfd[nfds].revents = 0;
+            nfds++;
+            timeout = demo_wakeup_ms;
+        }
     }
-    demo_sleeps++;
-    pfd.fd      = demo_efd;
-    pfd.events  = POLLIN;
-    pfd.revents = 0;
-    if ((poll(&pfd, 1, demo_wakeup_ms) < 0) && (errno != EINTR)) {
+    if (nfds == 0) {
+        return 0;
+    }
+    if ((poll(pfd, nfds, timeout) < 0) && (errno != EINTR)) {
         perror("varuna_demo: poll");
         exit(2);
     }
+    return (fd >= 0) && (pfd[0].revents != 0);
+}
+
+static void demo_progress(void)
+{
+    (void)demo_progress_fd(-1);
 }
 
 /* CPU seconds of the whole process so far */
@@ -233,41 +252,7 @@ static void demo_recv_all(int fd, void *buf, size_t len)
  */
 static void demo_recv_progress(int fd, void *buf, size_t len)
 {
-    struct pollfd pfd[2];
-    ucs_status_t status;
-    nfds_t nfds;
-
-    for (;;) {
-        if (ucp_worker_progress(demo_worker)) {
-            continue;
-        }
-        pfd[0].fd      = fd;
-        pfd[0].events  = POLLIN;
-        pfd[0].revents = 0;
-        nfds           = 1;
-        if (demo_wakeup_ms != -2) {
-            /* the wakeup mode sleeps on both: the peer's byte or an event */
-            status = ucp_worker_arm(demo_worker);
-            if (status == UCS_ERR_BUSY) {
-                continue;
-            } else if (status != UCS_OK) {
-                demo_die("ucp_worker_arm", status);
-            }
-            pfd[1].fd      = demo_efd;
-            pfd[1].events  = POLLIN;
-            pfd[1].revents = 0;
-            nfds           = 2;
-        }
-        if (poll(pfd, nfds, (nfds == 2) ? demo_wakeup_ms : 0) < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            perror("varuna_demo: poll");
-            exit(2);
-        }
-        if (pfd[0].revents != 0) {
-            break;
-        }
+    while (!demo_progress_fd(fd)) {
     }
     demo_recv_all(fd, buf, len);
 }
