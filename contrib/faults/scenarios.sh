@@ -818,9 +818,13 @@ sc_after()
     sc_mark "$SC_NAME: varuna_bidir, $fault at iteration 2000 of" \
             "$iters and kept down"
     SC_T0=$(sc_us)
+    # the server serves the clients one after the other, so a client's
+    # limit for each: one limit for both ends a slow guest's server in the
+    # middle of the second client's run, whose endpoints then time out
     UCX_NET_DEVICES=$sdevs UCX_RC_VARUNA_STANDBY=$sstandby \
         VARUNA_VERDICT_FILE=$SC_DIR/server.verdict \
-        timeout -k 5 "$SC_LIMIT" stdbuf -oL varuna_bidir server $port \
+        timeout -k 5 "$((clients * SC_LIMIT))" stdbuf -oL varuna_bidir \
+        server $port \
         -i $iters -e 2 -n $clients >"$SC_DIR/server.log" 2>&1 &
     SC_SERVER=$!
     sc_wait_listen $port || sc_info "$SC_NAME: the server does not listen"
