@@ -278,7 +278,7 @@ void uct_rc_varuna_ep_failover(uct_rc_varuna_ep_t *ep, unsigned lane,
      * could not be read travels as unknown: the peer must not take any
      * value for it */
     ep->ctrl.pending = UCS_BIT(UCT_RC_VARUNA_CTRL_WR_DRAIN);
-    psn_known = uct_rc_varuna_lane_rq_psn(failed, &rq_psn);
+    psn_known = uct_rc_varuna_qp_rq_psn(failed->qp, &rq_psn);
     msg       = uct_rc_varuna_ep_queue_msg(ep, UCT_RC_VARUNA_CTRL_FAILOVER,
                                            lane, psn_known ? rq_psn : 0, 0);
     if (msg == NULL) {

@@ -592,13 +592,6 @@ int uct_rc_varuna_qp_rq_psn(struct ibv_qp *qp, uint32_t *psn_p)
     return 1;
 }
 
-/* ... of our QP on a lane */
-int uct_rc_varuna_lane_rq_psn(uct_rc_varuna_lane_t *lane,
-                              uint32_t *psn_p)
-{
-    return uct_rc_varuna_qp_rq_psn(lane->qp, psn_p);
-}
-
 void uct_rc_varuna_lane_fence(uct_rc_varuna_ep_t *ep, unsigned side)
 {
     uct_rc_varuna_lane_t *lane = &ep->lane[side];

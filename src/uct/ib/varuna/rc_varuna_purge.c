@@ -161,10 +161,12 @@ static int uct_rc_varuna_iface_token_port(uct_rc_varuna_iface_t *iface,
     return token->peer_lid[lane] == s->lid;
 }
 
-/* Our endpoint of the connection the peer's token names */
+/* Our endpoint of the connection the peer's token names, and on each lane
+ * our QP of that connection */
 static uct_rc_varuna_ep_t *
 uct_rc_varuna_iface_token_ep(uct_rc_varuna_iface_t *iface,
-                             const uct_rc_varuna_tx_token_t *token)
+                             const uct_rc_varuna_tx_token_t *token,
+                             struct ibv_qp *named[UCT_RC_VARUNA_NUM_SIDES])
 {
     uct_rc_varuna_ep_t *ep = NULL;
     unsigned lane;
@@ -191,9 +193,15 @@ uct_rc_varuna_iface_token_ep(uct_rc_varuna_iface_t *iface,
      * each lane the pair the token names, the lane's or, while a grow
      * moves the lane to a new QP, the other one (rc_varuna_grow.c) */
     for (lane = 0; lane < UCT_RC_VARUNA_NUM_SIDES; lane++) {
-        if ((token->peer_qpn[lane] != 0) &&
-            (uct_rc_varuna_ep_grow_conn_qp(ep, lane, token->peer_qpn[lane],
-                                           token->qpn[lane]) == NULL)) {
+        if (token->peer_qpn[lane] == 0) {
+            /* the peer had no connection on the lane */
+            named[lane] = ep->lane[lane].qp;
+            continue;
+        }
+        named[lane] = uct_rc_varuna_ep_grow_conn_qp(ep, lane,
+                                                    token->peer_qpn[lane],
+                                                    token->qpn[lane]);
+        if (named[lane] == NULL) {
             return NULL;
         }
     }
@@ -222,8 +230,8 @@ ucs_status_t uct_rc_varuna_iface_derive_rx_token(uct_iface_h tl_iface,
                                                   uct_rc_varuna_iface_t);
     uct_rc_varuna_tx_token_t tx;
     uct_rc_varuna_rx_token_t rx;
+    struct ibv_qp *named[UCT_RC_VARUNA_NUM_SIDES];
     uct_rc_varuna_ep_t *ep;
-    struct ibv_qp *named;
     uint32_t rq_psn;
     unsigned lane;
 
@@ -235,7 +243,7 @@ ucs_status_t uct_rc_varuna_iface_derive_rx_token(uct_iface_h tl_iface,
         return UCS_ERR_INVALID_PARAM;
     }
 
-    ep = uct_rc_varuna_iface_token_ep(iface, &tx);
+    ep = uct_rc_varuna_iface_token_ep(iface, &tx, named);
     if (ep == NULL) {
         /* UCP asks each interface in turn: it says when none was ours */
         ucs_debug("rc_varuna: iface %p: no endpoint of the connection of "
@@ -249,11 +257,9 @@ ucs_status_t uct_rc_varuna_iface_derive_rx_token(uct_iface_h tl_iface,
     for (lane = 0; lane < UCT_RC_VARUNA_NUM_SIDES; lane++) {
         rx.qpn[lane] = tx.qpn[lane];
         uct_rc_varuna_lane_fence(ep, lane);
-        /* the QP the token's requests went to */
-        named = (tx.peer_qpn[lane] == 0) ? ep->lane[lane].qp :
-                uct_rc_varuna_ep_grow_conn_qp(ep, lane, tx.peer_qpn[lane],
-                                              tx.qpn[lane]);
-        if ((named != NULL) && uct_rc_varuna_qp_rq_psn(named, &rq_psn)) {
+        /* from the QP the token's requests went to */
+        if ((named[lane] != NULL) &&
+            uct_rc_varuna_qp_rq_psn(named[lane], &rq_psn)) {
             rx.rq_psn[lane]  = rq_psn;
             rx.flags        |= UCT_RC_VARUNA_RX_TOKEN_PSN << lane;
         }

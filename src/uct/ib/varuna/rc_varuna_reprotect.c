@@ -371,7 +371,7 @@ int uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
          * request comes). Only when the request goes now: while the path
          * is quarantined or the peer backed off, a grow stopped at every
          * check started again at the next, a QP made and destroyed each
-         * time (1,182 in 20 s on rxe, where the guest ran out of memory) */
+         * time, for as long as the path stays quarantined */
         uct_rc_varuna_ep_grow_abort(ep, "the other lane's port is back");
     }
 
