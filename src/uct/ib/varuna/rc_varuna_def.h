@@ -231,7 +231,9 @@ typedef enum {
  * variable (ep->gr.state), moved only by uct_rc_varuna_ep_grow_enter(). The
  * side that initiates re-protection asks (ASKED), both drain their own
  * requests off the old QP before they post on the new one (DRAIN), and the
- * asker waits for the peer's word that it did too (SWAPPED).
+ * asker waits for the peer's word that it did too (SWAPPED). A standby
+ * lane the grow left long is made short again when it is re-protected
+ * (RENEWED).
  */
 typedef enum {
     UCT_RC_VARUNA_GROW_IDLE,         /* nothing under way */
@@ -242,6 +244,9 @@ typedef enum {
                                         requests on the old QP completed */
     UCT_RC_VARUNA_GROW_SWAPPED,      /* the asker's: on the new QP, waiting
                                         for SWAP_ACK to destroy the old */
+    UCT_RC_VARUNA_GROW_RENEWED,      /* a long standby made short again at
+                                        its re-protection: the old QP kept
+                                        until the peer has the new number */
     UCT_RC_VARUNA_GROW_LAST
 } uct_rc_varuna_grow_state_t;
 

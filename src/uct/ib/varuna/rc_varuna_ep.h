@@ -441,6 +441,9 @@ const char *uct_rc_varuna_lane_str(uct_rc_varuna_iface_t *iface,
                                    unsigned side, char *buf, size_t max);
 const char *uct_rc_varuna_lane_state_str(uct_rc_varuna_lane_state_t state);
 int uct_rc_varuna_qp_rq_psn(struct ibv_qp *qp, uint32_t *psn_p);
+ucs_status_t uct_rc_varuna_lane_renew(uct_rc_varuna_iface_t *iface,
+                                      uct_rc_varuna_ep_t *ep, unsigned side,
+                                      struct ibv_qp **old_qp_p);
 void uct_rc_varuna_lane_fence(uct_rc_varuna_ep_t *ep, unsigned side);
 ucs_status_t uct_rc_varuna_qp_create(uct_rc_varuna_iface_t *iface,
                                      uct_rc_varuna_ep_t *ep, unsigned side,

@@ -154,6 +154,12 @@ struct ibv_qp *uct_rc_varuna_ep_grow_conn_qp(const uct_rc_varuna_ep_t *ep,
                                              unsigned lane, uint32_t qpn,
                                              uint32_t peer_qpn);
 void uct_rc_varuna_ep_grow_drained(uct_rc_varuna_ep_t *ep);
+int uct_rc_varuna_ep_grow_names_lane(const uct_rc_varuna_ep_t *ep,
+                                     unsigned lane);
+ucs_status_t uct_rc_varuna_ep_grow_reset_lane(uct_rc_varuna_iface_t *iface,
+                                              uct_rc_varuna_ep_t *ep,
+                                              unsigned lane);
+void uct_rc_varuna_ep_grow_renew_known(uct_rc_varuna_ep_t *ep, unsigned lane);
 void uct_rc_varuna_iface_grow_check(uct_rc_varuna_iface_t *iface,
                                     ucs_time_t now);
 void uct_rc_varuna_ep_grow_recv_req(uct_rc_varuna_iface_t *iface,

@@ -66,6 +66,21 @@
  * Only the side that initiates re-protection asks, so the two sides never
  * start crossing grows; an endpoint connected to itself is both sides and
  * connects G to G.
+ *
+ * The standby made short again. After a failback the traffic is back on
+ * the primary and the grown QP waits as the standby, with the primary's
+ * queue. The failback failed that lane, so re-protection resets its QP
+ * anyway: where the QP is longer than its side's, each side makes a new
+ * one of the standby's length instead (uct_rc_varuna_ep_grow_reset_lane)
+ * and REPROTECT_REQ and _ACK carry the sender's QP number of the lane. A
+ * side that renewed is RENEWED until it knows the peer has its new number
+ * (the initiator: the peer's REPROTECT_ACK; the other side: the
+ * initiator's REPROTECT_DONE or its FAILOVER on the lane, which make the
+ * lane the standby), and keeps the old QP, in the error state since the
+ * failback, in ep->gr meanwhile. Both lanes lost then: our TX token names
+ * no connection on the lane (nothing of ours is in flight on a lane being
+ * reconnected, and the peer may not know our new QP), and the peer's,
+ * which may still name the old connection, is found in ep->gr.
  */
 
 
@@ -76,7 +91,8 @@ static const char *uct_rc_varuna_grow_state_str(uct_rc_varuna_grow_state_t state
         [UCT_RC_VARUNA_GROW_ASKED]   = "asked",
         [UCT_RC_VARUNA_GROW_READY]   = "ready",
         [UCT_RC_VARUNA_GROW_DRAIN]   = "drain",
-        [UCT_RC_VARUNA_GROW_SWAPPED] = "swapped"
+        [UCT_RC_VARUNA_GROW_SWAPPED] = "swapped",
+        [UCT_RC_VARUNA_GROW_RENEWED] = "renewed"
     };
 
     return (state < ucs_static_array_size(names)) ? names[state] : "unknown";
@@ -198,7 +214,10 @@ void uct_rc_varuna_ep_grow_end(uct_rc_varuna_ep_t *ep)
     uct_rc_varuna_ep_grow_release(ep);
     uct_rc_varuna_ep_grow_unlist(ep);
     uct_rc_varuna_ep_grow_fence(ep);
-    uct_rc_varuna_ep_grow_enter(ep, UCT_RC_VARUNA_GROW_IDLE);
+    if (ep->gr.state != UCT_RC_VARUNA_GROW_RENEWED) {
+        /* (a renewed lane stays unnamed in the token) */
+        uct_rc_varuna_ep_grow_enter(ep, UCT_RC_VARUNA_GROW_IDLE);
+    }
 }
 
 /* The endpoint dies (the QP stays, uct_rc_varuna_ep_grow_end) or goes
@@ -239,6 +258,64 @@ struct ibv_qp *uct_rc_varuna_ep_grow_conn_qp(const uct_rc_varuna_ep_t *ep,
         return ep->gr.qp;
     }
     return NULL;
+}
+
+/* Whether our TX token names the lane's connection: not while the peer may
+ * not have the number of the lane's renewed QP */
+int uct_rc_varuna_ep_grow_names_lane(const uct_rc_varuna_ep_t *ep,
+                                     unsigned lane)
+{
+    return (ep->gr.state != UCT_RC_VARUNA_GROW_RENEWED) ||
+           (ep->gr.lane != lane);
+}
+
+/* A failed lane's QP made ready for re-protection: reset, or renewed with
+ * its side's length where a grow made it longer (the standby made short
+ * again, above) */
+ucs_status_t uct_rc_varuna_ep_grow_reset_lane(uct_rc_varuna_iface_t *iface,
+                                              uct_rc_varuna_ep_t *ep,
+                                              unsigned lane)
+{
+    int failed = (ep->lane[lane].state == UCT_RC_VARUNA_LANE_FAILED);
+    struct ibv_qp *old_qp;
+    ucs_status_t status;
+    char name[64];
+
+    if ((ep->lane[lane].max_wr <= iface->side[lane].tx_max_wr) ||
+        (ep->gr.state != UCT_RC_VARUNA_GROW_IDLE) || (ep->gr.qp != NULL)) {
+        /* its own length, or the grow's QP slot taken (a later
+         * re-protection renews it) */
+        return uct_rc_varuna_lane_reset(iface, ep, lane);
+    }
+
+    status = uct_rc_varuna_lane_renew(iface, ep, lane, &old_qp);
+    if (status != UCS_OK) {
+        return status;
+    }
+    iface->fo.renewed++;
+    iface->fo.grow_qps++;
+    uct_rc_varuna_lane_str(iface, lane, name, sizeof(name));
+    ucs_diag("rc_varuna: ep %p: standby lane %s made short again: qp 0x%x "
+             "with %u send credits replaces qp 0x%x", ep, name,
+             ep->lane[lane].qp->qp_num, ep->lane[lane].max_wr,
+             old_qp->qp_num);
+    ep->gr.qp       = old_qp;
+    ep->gr.lane     = (uint8_t)lane;
+    ep->gr.peer_qpn = ep->peer.qpn[lane];
+    ep->gr.fenced   = failed; /* in the error state since */
+    /* (a standby the peer asked to re-protect was not) */
+    uct_rc_varuna_ep_grow_fence(ep);
+    uct_rc_varuna_ep_grow_enter(ep, UCT_RC_VARUNA_GROW_RENEWED);
+    return UCS_OK;
+}
+
+/* The peer has the number of the lane's renewed QP: the old one goes */
+void uct_rc_varuna_ep_grow_renew_known(uct_rc_varuna_ep_t *ep, unsigned lane)
+{
+    if ((ep->gr.state == UCT_RC_VARUNA_GROW_RENEWED) &&
+        (ep->gr.lane == lane)) {
+        uct_rc_varuna_ep_grow_drop(ep);
+    }
 }
 
 /* A new QP of the lane, the primary's length, on the lane's port */

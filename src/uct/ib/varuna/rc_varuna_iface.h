@@ -195,10 +195,12 @@ struct uct_rc_varuna_iface {
          * close) and tests; see uct_rc_varuna_iface_counters */
         unsigned long       qp_created;
         unsigned long       qp_connected;     /* by uct_ep_connect_to_ep() */
-        unsigned long       grow_qps;         /* of qp_created: by grows,
-                                                 off a failover's path
+        unsigned long       grow_qps;         /* of qp_created: by grows
                                                  (each connected once at
-                                                 most) */
+                                                 most) and by standbys
+                                                 made short again (at
+                                                 re-protection), off a
+                                                 failover's path */
         unsigned long       failovers;        /* started (failbacks not) */
         unsigned long       failbacks;        /* started: planned, back to
                                                  the primary lane */
@@ -206,6 +208,8 @@ struct uct_rc_varuna_iface {
                                                  with the full send queue
                                                  (each side counts its
                                                  own) */
+        unsigned long       renewed;          /* standby lanes a grow left
+                                                 long, made short again */
         unsigned long       recovered;        /* ended with a live endpoint */
         unsigned long       reprotected;      /* lanes that are a standby
                                                  again */

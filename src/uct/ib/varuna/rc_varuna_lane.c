@@ -219,6 +219,44 @@ ucs_status_t uct_rc_varuna_lane_reset(uct_rc_varuna_iface_t *iface,
     return UCS_OK;
 }
 
+/*
+ * The same for a lane whose QP is longer than its side's (a grow gave it
+ * the primary's length, and a failback left it the standby): a queue
+ * cannot shrink, so a new QP of the side's length takes its place, in INIT
+ * with a new first PSN as a reset leaves it. The old QP, in the error
+ * state since the lane failed, is handed back to the caller, who destroys
+ * it once the peer has the new number (rc_varuna_grow.c).
+ */
+ucs_status_t uct_rc_varuna_lane_renew(uct_rc_varuna_iface_t *iface,
+                                      uct_rc_varuna_ep_t *ep, unsigned side,
+                                      struct ibv_qp **old_qp_p)
+{
+    uct_rc_varuna_lane_t *lane = &ep->lane[side];
+    struct ibv_qp *qp;
+    ucs_status_t status;
+
+    ucs_assert(side != UCT_RC_VARUNA_SIDE_PRIMARY);
+    status = uct_rc_varuna_lane_quiesced(iface, ep, side);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    status = uct_rc_varuna_qp_create(iface, ep, side,
+                                     iface->side[side].tx_qp_len, &qp);
+    if (status != UCS_OK) {
+        return status;
+    }
+
+    *old_qp_p          = lane->qp;
+    lane->qp           = qp;
+    lane->err_count    = 0;
+    lane->lwr_given_up = 0;
+    uct_rc_varuna_lane_set_len(lane, &iface->side[side]);
+    uct_rc_varuna_lane_new_psn(lane);
+    uct_rc_varuna_lane_set_state(ep, side, UCT_RC_VARUNA_LANE_RECONNECTING);
+    return UCS_OK;
+}
+
 /* The send queue a lane's QP has: its side's, or the primary's once the
  * standby's short queue was replaced (rc_varuna_grow.c) */
 void uct_rc_varuna_lane_set_len(uct_rc_varuna_lane_t *lane,

@@ -109,8 +109,11 @@ static ucs_status_t uct_rc_varuna_ep_tx_token(uct_rc_varuna_ep_t *ep,
     token.magic = UCT_RC_VARUNA_TX_TOKEN_MAGIC;
     for (lane = 0; lane < UCT_RC_VARUNA_NUM_SIDES; lane++) {
         token.qpn[lane]      = uct_rc_varuna_lane_qpn(&ep->lane[lane]);
-        token.peer_qpn[lane] = (token.qpn[lane] != 0) ? ep->peer.qpn[lane] :
-                               0;
+        /* none named on a lane whose renewed QP the peer may not know
+         * (rc_varuna_grow.c): the peer finds the endpoint by the other */
+        token.peer_qpn[lane] = ((token.qpn[lane] != 0) &&
+                                uct_rc_varuna_ep_grow_names_lane(ep, lane)) ?
+                               ep->peer.qpn[lane] : 0;
         if (token.peer_qpn[lane] == 0) {
             continue;
         }

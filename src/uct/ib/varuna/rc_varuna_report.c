@@ -312,6 +312,7 @@ static const struct {
     UCT_RC_VARUNA_COUNTER(failbacks),
     UCT_RC_VARUNA_COUNTER(grows),
     UCT_RC_VARUNA_COUNTER(grow_qps),
+    UCT_RC_VARUNA_COUNTER(renewed),
     UCT_RC_VARUNA_COUNTER(reprotected),
     UCT_RC_VARUNA_COUNTER(reprotect_late),
     UCT_RC_VARUNA_COUNTER(in_flight),

@@ -69,6 +69,17 @@ static void uct_rc_varuna_ep_msg_peer_addr(uct_rc_varuna_iface_t *iface,
 }
 
 
+/* The peer's QP of the lane as its REPROTECT_REQ or _ACK names it: a new
+ * one when the peer made a long standby short again (rc_varuna_grow.c) */
+static void uct_rc_varuna_ep_msg_peer_qpn(uct_rc_varuna_ep_t *ep,
+                                          const uct_rc_varuna_ctrl_msg_t *msg)
+{
+    if (msg->qpn != 0) {
+        ep->peer.qpn[msg->lane] = msg->qpn;
+    }
+}
+
+
 /* ------------------------------------------------------------------------
  * Re-protection (section 5.6)
  * ------------------------------------------------------------------------ */
@@ -375,7 +386,7 @@ int uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
         uct_rc_varuna_ep_grow_abort(ep, "the other lane's port is back");
     }
 
-    if (uct_rc_varuna_lane_reset(iface, ep, lane) != UCS_OK) {
+    if (uct_rc_varuna_ep_grow_reset_lane(iface, ep, lane) != UCS_OK) {
         return 1;
     }
     ep->rp.probe_wait = 0;
@@ -387,12 +398,14 @@ int uct_rc_varuna_ep_reprotect_try(uct_rc_varuna_iface_t *iface,
         /* its own peer: the lane's QP connects to itself, with its own
          * new PSN, and the probe READ proves it as for any other; no
          * request, whose answer would reset the same QP again */
+        ep->peer.qpn[lane] = ep->lane[lane].qp->qp_num;
         uct_rc_varuna_ep_reprotect_connect(iface, ep, lane, ep->rp.psn);
         return 1;
     }
     msg = uct_rc_varuna_ep_queue_msg(ep, UCT_RC_VARUNA_CTRL_REPROTECT_REQ,
                                      lane, ep->rp.psn, ep->rp.attempt);
     uct_rc_varuna_msg_port_addr(iface, msg, lane);
+    msg->qpn = ep->lane[lane].qp->qp_num; /* renewed, or the same */
     uct_rc_varuna_ep_ctrl_kick(ep);
     return 1; /* the answer's timeout */
 }
@@ -415,6 +428,8 @@ static void uct_rc_varuna_ep_reprotect_done(uct_rc_varuna_iface_t *iface,
     uct_rc_varuna_ep_report_reprotected(iface, ep, buf, now, up);
 
     uct_rc_varuna_lane_set_state(ep, lane, UCT_RC_VARUNA_LANE_STANDBY);
+    /* (the peer's DONE or FAILOVER: it connected to our number) */
+    uct_rc_varuna_ep_grow_renew_known(ep, lane);
     ep->rp.backoff       = 0;
     ep->rp.probe_wait    = 0;
     ep->rp.unprotected   = 0;
@@ -577,9 +592,10 @@ void uct_rc_varuna_ep_reprotect_recv_req(uct_rc_varuna_iface_t *iface,
         ((state == UCT_RC_VARUNA_LANE_FAILED) ||
          (state == UCT_RC_VARUNA_LANE_STANDBY)) &&
         uct_rc_varuna_ep_lane_port_up(iface, lane)) {
-        status = uct_rc_varuna_lane_reset(iface, ep, lane);
+        status = uct_rc_varuna_ep_grow_reset_lane(iface, ep, lane);
         if (status == UCS_OK) {
             uct_rc_varuna_ep_msg_peer_addr(iface, ep, msg);
+            uct_rc_varuna_ep_msg_peer_qpn(ep, msg);
             status = uct_rc_varuna_ep_reprotect_connect(iface, ep, lane,
                                                         msg->psn);
         }
@@ -599,6 +615,7 @@ void uct_rc_varuna_ep_reprotect_recv_req(uct_rc_varuna_iface_t *iface,
                                         lane, ep->lane[lane].sq_psn,
                                         msg->attempt);
     uct_rc_varuna_msg_port_addr(iface, answer, lane);
+    answer->qpn = ep->lane[lane].qp->qp_num;
     uct_rc_varuna_ep_ctrl_kick(ep);
 }
 
@@ -636,6 +653,10 @@ void uct_rc_varuna_ep_reprotect_recv_ack(uct_rc_varuna_iface_t *iface,
         (ep->lane[about].state == UCT_RC_VARUNA_LANE_RECONNECTING) &&
         !(ep->rp.probing & UCS_BIT(about))) {
         uct_rc_varuna_ep_msg_peer_addr(iface, ep, msg);
+        uct_rc_varuna_ep_msg_peer_qpn(ep, msg);
+        /* the peer answered with the lane's QP, renewed or not, connected
+         * to ours: it has our number */
+        uct_rc_varuna_ep_grow_renew_known(ep, about);
         uct_rc_varuna_ep_reprotect_connect(iface, ep, about, msg->psn);
     }
 }

@@ -780,9 +780,10 @@ UCS_TEST_P(test_rc_varuna_grow, while_primary_down, "RC_TX_CQ_LEN=256")
 }
 
 /* After the grow the failback: the traffic back on the primary lane with
- * its full queue, and the lane it left the standby again: the grown QP,
- * re-protected with its number (a TX token may name it), so the standby
- * of an endpoint that grew keeps the long queue (design.md 5.9) */
+ * its full queue, and the lane it left the standby again, made short again
+ * at its re-protection: on each side a new QP of the standby's length,
+ * connected to the peer's, the grown QPs gone (design.md 5.9). A second
+ * failure then moves the traffic onto it, exactly once. */
 UCS_TEST_P(test_rc_varuna_grow, then_failback, "RC_TX_CQ_LEN=256",
            "FAILBACK_HOLD=100ms")
 {
@@ -793,14 +794,18 @@ UCS_TEST_P(test_rc_varuna_grow, then_failback, "RC_TX_CQ_LEN=256",
         UCS_TEST_SKIP_R("no resource with four distinct ports");
     }
     setup_many();
+    entity *e[2] = {m_s, m_r};
 
     fail_primary_over();
     ASSERT_TRUE(progress_until(grown, 0,
                                ucs_get_time() + ucs_time_from_sec(1)))
             << failing(grown, 0, "still short or moving");
-    std::vector<uint32_t> grown_qpn;
+    std::vector<uint32_t> grown_qpn[2];
     for (unsigned i = 0; i < NUM_EPS; ++i) {
-        grown_qpn.push_back(vep_of(m_s, i)->lane[standby].qp->qp_num);
+        for (unsigned s = 0; s < 2; ++s) {
+            grown_qpn[s].push_back(
+                    vep_of(e[s], i)->lane[standby].qp->qp_num);
+        }
     }
     run_traffic(20);
 
@@ -816,22 +821,37 @@ UCS_TEST_P(test_rc_varuna_grow, then_failback, "RC_TX_CQ_LEN=256",
     run_traffic(20);
 
     for (unsigned i = 0; i < NUM_EPS; ++i) {
-        entity *e[2] = {m_s, m_r};
         for (unsigned s = 0; s < 2; ++s) {
-            uct_rc_varuna_ep_t *ep = vep_of(e[s], i);
+            uct_rc_varuna_ep_t *ep   = vep_of(e[s], i);
+            uct_rc_varuna_ep_t *peer = vep_of(e[1 - s], i);
+            const char *who          = s ? "receiver" : "sender";
+
             EXPECT_EQ(viface(e[s])->side[primary].tx_max_wr, ep->tx.wr_limit)
-                    << (s ? "receiver" : "sender") << " ep " << i;
-            EXPECT_EQ(viface(e[s])->side[primary].tx_max_wr,
+                    << who << " ep " << i;
+            EXPECT_EQ(viface(e[s])->side[standby].tx_max_wr,
                       ep->lane[standby].max_wr)
-                    << (s ? "receiver" : "sender") << " ep " << i
-                    << ": the standby is not the grown QP";
+                    << who << " ep " << i << ": the standby has the grown "
+                    << "queue still";
+            EXPECT_NE(grown_qpn[s][i], ep->lane[standby].qp->qp_num)
+                    << who << " ep " << i << ": the standby is the grown QP";
+            EXPECT_EQ(peer->lane[standby].qp->qp_num, ep->peer.qpn[standby])
+                    << who << " ep " << i << ": not connected to the "
+                    << "peer's new QP";
+            EXPECT_EQ(UCT_RC_VARUNA_GROW_IDLE, ep->gr.state)
+                    << who << " ep " << i;
+            EXPECT_TRUE(ep->gr.qp == NULL)
+                    << who << " ep " << i << ": the grown QP kept";
         }
-        EXPECT_EQ(grown_qpn[i], vep_of(m_s, i)->lane[standby].qp->qp_num)
-                << "ep " << i << ": the standby's QP number changed";
     }
+    EXPECT_EQ((unsigned long)NUM_EPS, viface(m_s)->fo.renewed);
+    EXPECT_EQ((unsigned long)NUM_EPS, viface(m_r)->fo.renewed);
+    EXPECT_EQ(NUM_EPS, vfs_counter(m_s, "renewed"));
+
+    /* the short standby carries the traffic at the next failure */
+    fail_primary_over();
+    run_traffic(20);
     finish("grow then_failback");
-    EXPECT_EQ((unsigned long)NUM_EPS, viface(m_s)->fo.grows);
-    EXPECT_EQ((unsigned long)NUM_EPS, viface(m_r)->fo.grows);
+    EXPECT_EQ(2ul * NUM_EPS, viface(m_s)->fo.failovers);
 }
 
 /* The primary's port back while the grow is asked for (the peer, not
@@ -1004,4 +1024,159 @@ UCS_TEST_P(test_rc_varuna_grow, lost_while_swapping, "RC_TX_CQ_LEN=256")
 }
 
 _UCT_INSTANTIATE_TEST_CASE(test_rc_varuna_grow, rc_varuna)
+
+/*
+ * Both lanes lost while the standby is being made short again after a
+ * failback: the asker has renewed its QP of the lane and asked, and its
+ * peer has not heard (or has renewed and answered, and the asker has not
+ * heard). The asker's token names no connection on that lane, the peer's
+ * its old one (or none): each interface finds the endpoint, fences it and
+ * answers; the purge then hands back exactly what did not execute. A token
+ * naming the asker's new QP would find no such connection at the peer
+ * (NO_ELEM), and UCP's lane failover would end the endpoint.
+ */
+class test_rc_varuna_renew : public test_rc_varuna_grow {
+protected:
+    static bool renewed(uct_rc_varuna_ep_t *ep, unsigned)
+    {
+        return ep->gr.state == UCT_RC_VARUNA_GROW_RENEWED;
+    }
+
+    void lost_while_renewing(bool peer_renewed)
+    {
+        const unsigned primary = UCT_RC_VARUNA_SIDE_PRIMARY;
+        const unsigned standby = UCT_RC_VARUNA_SIDE_STANDBY;
+        ucs_time_t deadline;
+
+        if (!create_pair()) {
+            UCS_TEST_SKIP_R("no resource with four distinct ports");
+        }
+        setup_many();
+
+        entity *a = asker();
+        entity *p = (a == m_s) ? m_r : m_s;
+        fail_primary_over(a);
+        ASSERT_TRUE(progress_until(grown, 0,
+                                   ucs_get_time() + ucs_time_from_sec(1)))
+                << failing(grown, 0, "still short or moving");
+        quiesce();
+
+        /* the failback on both sides, with no traffic (a side progressed
+         * alone must not wait for the other's acknowledgements); then the
+         * asker alone renews the standby it left and asks the peer */
+        m_stop = true;
+        heal_primary();
+        ASSERT_TRUE(progress_until(moved_to, primary,
+                                   ucs_get_time() +
+                                   ucs_time_from_msec(100 +
+                                                      RECOVERY_BOUND_MS)))
+                << failing(moved_to, primary, "not on the primary lane");
+        progress_side_until(a, renewed, ucs_get_time() +
+                            ucs_time_from_sec(1));
+        std::vector<unsigned> window; /* the asker renewed */
+        for (unsigned i = 0; i < NUM_EPS; ++i) {
+            if (renewed(vep_of(a, i), 0)) {
+                window.push_back(i);
+            }
+        }
+        m_stop = false;
+        ASSERT_FALSE(window.empty()) << failing(renewed, 0, "not renewed");
+
+        /* a burst on each such pair's primary, unconfirmed, then the
+         * primary lost: no lane left. The peer's answer, if any, comes
+         * after the loss: it never reaches the asker (an answer that
+         * did would give the asker its standby back, and the loss would
+         * be a failover) */
+        m_err_take_over = true;
+        for (size_t j = 0; j < window.size(); ++j) {
+            post_some(m_traffic[window[j]]);
+        }
+        port down = side_port(a, primary);
+        m_softib.link(down.dev, down.num, false);
+        deadline = ucs_get_time() + ucs_time_from_sec(20);
+
+        unsigned heard = 0;
+        if (peer_renewed) {
+            /* the peer alone: it renews too, and answers in vain (a peer
+             * that saw the loss first does not) */
+            ucs_time_t until = ucs_get_time() + ucs_time_from_sec(1);
+            while ((heard < window.size()) && (ucs_get_time() < until)) {
+                p->progress();
+                heard = 0;
+                for (size_t j = 0; j < window.size(); ++j) {
+                    heard += renewed(vep_of(p, window[j]), 0);
+                }
+            }
+        } else {
+            for (size_t j = 0; j < window.size(); ++j) {
+                EXPECT_EQ(UCT_RC_VARUNA_LANE_FAILED,
+                          vep_of(p, window[j])->lane[standby].state)
+                        << "ep " << window[j] << ": the peer heard";
+            }
+        }
+        UCS_TEST_MESSAGE << window.size() << " askers renewed, " << heard
+                         << " of their peers too";
+        if (peer_renewed) {
+            ASSERT_GT(heard, 0u) << "no peer renewed";
+        }
+        ASSERT_TRUE(progress_until_dead(a, window, deadline, a))
+                << "the asker's endpoints did not end";
+
+        std::vector<std::vector<uint8_t> > rx_at_p(NUM_EPS), rx_at_a(NUM_EPS);
+        std::vector<std::vector<uint8_t> > first_token(NUM_EPS);
+        for (size_t j = 0; j < window.size(); ++j) {
+            first_token[window[j]] = tx_token(p, window[j]);
+        }
+        for (size_t j = 0; j < window.size(); ++j) {
+            unsigned i = window[j];
+            ASSERT_EQ(UCS_OK, derive(tx_token(a, i), p, rx_at_p[i]))
+                    << "ep " << i << ": the peer does not find the asker's "
+                    << "connection (standby qp 0x" << std::hex
+                    << vep_of(a, i)->lane[standby].qp->qp_num << ", the "
+                    << "peer's 0x" << vep_of(p, i)->lane[standby].qp->qp_num
+                    << ")";
+            ASSERT_EQ(UCS_OK, derive(first_token[i], a, rx_at_a[i]))
+                    << "ep " << i << ": the asker does not find the peer's "
+                    << "connection";
+        }
+        ASSERT_TRUE(progress_until_dead(p, window, deadline))
+                << "the peer's endpoints did not end at the question";
+        for (size_t j = 0; j < window.size(); ++j) {
+            unsigned i = window[j];
+            ASSERT_EQ(UCS_OK, derive(tx_token(p, i), a, rx_at_a[i]))
+                    << "ep " << i << ": the asker does not find the peer's "
+                    << "connection at its end";
+        }
+
+        m_handed_back = 0;
+        for (size_t j = 0; j < window.size(); ++j) {
+            purge(a, window[j], rx_at_p[window[j]]);
+            purge(p, window[j], rx_at_a[window[j]]);
+        }
+        short_progress_loop(20);
+
+        fail_on_problems("lost_while_renewing");
+        uint64_t adds = expect_exactly_once();
+        UCS_TEST_MESSAGE << window.size() << " endpoint pairs lost while "
+                         << "renewing (the "
+                         << ((a == m_s) ? "sender" : "receiver")
+                         << " asked), " << adds << " adds, "
+                         << m_handed_back << " operations handed back";
+    }
+};
+
+UCS_TEST_P(test_rc_varuna_renew, lost_before_the_peer_heard,
+           "RC_TX_CQ_LEN=256", "FAILBACK_HOLD=100ms")
+{
+    lost_while_renewing(false);
+}
+
+UCS_TEST_P(test_rc_varuna_renew, lost_before_the_answer_came,
+           "RC_TX_CQ_LEN=256", "FAILBACK_HOLD=100ms")
+{
+    lost_while_renewing(true);
+}
+
+_UCT_INSTANTIATE_TEST_CASE(test_rc_varuna_renew, rc_varuna)
+
 
