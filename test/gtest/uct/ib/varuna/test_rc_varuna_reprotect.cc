@@ -733,6 +733,53 @@ protected:
         EXPECT_EQ(vep_of(e, i)->tx.sn, vep_of(e, i)->tx.done_sn);
     }
 
+    /* A burst on each of eps, unconfirmed (the error handler takes the
+     * endpoints over), then e's port of a side down */
+    void burst_then_lose(entity *e, unsigned side,
+                         const std::vector<unsigned> &eps)
+    {
+        m_err_take_over = true;
+        for (size_t j = 0; j < eps.size(); ++j) {
+            post_some(m_traffic[eps[j]]);
+        }
+        port down = side_port(e, side);
+        m_softib.link(down.dev, down.num, false);
+    }
+
+    /* The end of a loss of both lanes while the two sides disagree on a
+     * lane's QPs: the peer's endpoints end at UCP's question, the token
+     * of each at that end is found by the asker's interface, both sides'
+     * purges run with the other's answers, and what they hand back runs
+     * on the receiver's memory: each operation once */
+    void end_and_purge(entity *a, entity *p, const std::vector<unsigned> &eps,
+                       std::vector<std::vector<uint8_t> > &rx_at_p,
+                       std::vector<std::vector<uint8_t> > &rx_at_a,
+                       ucs_time_t deadline, const std::string &what)
+    {
+        ASSERT_TRUE(progress_until_dead(p, eps, deadline))
+                << "the peer's endpoints did not end at the question";
+        for (size_t j = 0; j < eps.size(); ++j) {
+            unsigned i = eps[j];
+            ASSERT_EQ(UCS_OK, derive(tx_token(p, i), a, rx_at_a[i]))
+                    << "ep " << i << ": the asker does not find the peer's "
+                    << "connection at its end";
+        }
+
+        m_handed_back = 0;
+        for (size_t j = 0; j < eps.size(); ++j) {
+            purge(a, eps[j], rx_at_p[eps[j]]);
+            purge(p, eps[j], rx_at_a[eps[j]]);
+        }
+        short_progress_loop(20);
+
+        fail_on_problems(what);
+        uint64_t adds = expect_exactly_once();
+        UCS_TEST_MESSAGE << eps.size() << " endpoint pairs " << what
+                         << " (the " << ((a == m_s) ? "sender" : "receiver")
+                         << " asked), " << adds << " adds, "
+                         << m_handed_back << " operations handed back";
+    }
+
     unsigned m_handed_back;
 };
 
@@ -965,12 +1012,7 @@ UCS_TEST_P(test_rc_varuna_grow, lost_while_swapping, "RC_TX_CQ_LEN=256")
 
     /* a burst on each such pair's connection, unconfirmed, then the lane
      * carrying the traffic lost: no lane left */
-    m_err_take_over = true;
-    for (size_t j = 0; j < moving.size(); ++j) {
-        post_some(m_traffic[moving[j]]);
-    }
-    port down = side_port(a, standby);
-    m_softib.link(down.dev, down.num, false);
+    burst_then_lose(a, standby, moving);
     deadline = ucs_get_time() + ucs_time_from_sec(20);
     /* the asker alone: its peer stays as it was at the loss, not moved */
     ASSERT_TRUE(progress_until_dead(a, moving, deadline, a))
@@ -999,28 +1041,8 @@ UCS_TEST_P(test_rc_varuna_grow, lost_while_swapping, "RC_TX_CQ_LEN=256")
     /* the peer's endpoints end at the question; what UCP carries is the
      * token at that end (the peer may have moved meanwhile: the asker's
      * word was in its receive queue) */
-    ASSERT_TRUE(progress_until_dead(p, moving, deadline))
-            << "the peer's endpoints did not end at the question";
-    for (size_t j = 0; j < moving.size(); ++j) {
-        unsigned i = moving[j];
-        ASSERT_EQ(UCS_OK, derive(tx_token(p, i), a, rx_at_a[i]))
-                << "ep " << i << ": the asker does not find the peer's "
-                << "connection at its end";
-    }
-
-    m_handed_back = 0;
-    for (size_t j = 0; j < moving.size(); ++j) {
-        purge(a, moving[j], rx_at_p[moving[j]]);
-        purge(p, moving[j], rx_at_a[moving[j]]);
-    }
-    short_progress_loop(20);
-
-    fail_on_problems("grow lost_while_swapping");
-    uint64_t adds = expect_exactly_once();
-    UCS_TEST_MESSAGE << moving.size() << " endpoint pairs lost mid-switch "
-                     << "(the " << ((a == m_s) ? "sender" : "receiver")
-                     << " asked), " << adds << " adds, "
-                     << m_handed_back << " operations handed back";
+    end_and_purge(a, p, moving, rx_at_p, rx_at_a, deadline,
+                  "lost mid-switch");
 }
 
 _UCT_INSTANTIATE_TEST_CASE(test_rc_varuna_grow, rc_varuna)
@@ -1087,12 +1109,7 @@ protected:
          * after the loss: it never reaches the asker (an answer that
          * did would give the asker its standby back, and the loss would
          * be a failover) */
-        m_err_take_over = true;
-        for (size_t j = 0; j < window.size(); ++j) {
-            post_some(m_traffic[window[j]]);
-        }
-        port down = side_port(a, primary);
-        m_softib.link(down.dev, down.num, false);
+        burst_then_lose(a, primary, window);
         deadline = ucs_get_time() + ucs_time_from_sec(20);
 
         unsigned heard = 0;
@@ -1139,29 +1156,8 @@ protected:
                     << "ep " << i << ": the asker does not find the peer's "
                     << "connection";
         }
-        ASSERT_TRUE(progress_until_dead(p, window, deadline))
-                << "the peer's endpoints did not end at the question";
-        for (size_t j = 0; j < window.size(); ++j) {
-            unsigned i = window[j];
-            ASSERT_EQ(UCS_OK, derive(tx_token(p, i), a, rx_at_a[i]))
-                    << "ep " << i << ": the asker does not find the peer's "
-                    << "connection at its end";
-        }
-
-        m_handed_back = 0;
-        for (size_t j = 0; j < window.size(); ++j) {
-            purge(a, window[j], rx_at_p[window[j]]);
-            purge(p, window[j], rx_at_a[window[j]]);
-        }
-        short_progress_loop(20);
-
-        fail_on_problems("lost_while_renewing");
-        uint64_t adds = expect_exactly_once();
-        UCS_TEST_MESSAGE << window.size() << " endpoint pairs lost while "
-                         << "renewing (the "
-                         << ((a == m_s) ? "sender" : "receiver")
-                         << " asked), " << adds << " adds, "
-                         << m_handed_back << " operations handed back";
+        end_and_purge(a, p, window, rx_at_p, rx_at_a, deadline,
+                      "lost while renewing");
     }
 };
 
