@@ -194,7 +194,7 @@ void uct_rc_varuna_ep_report_purge(uct_rc_varuna_iface_t *iface,
                                    const uct_rc_varuna_cls_summary_t *total,
                                    uint64_t log_sn);
 void uct_rc_varuna_ep_report_reprotected(uct_rc_varuna_iface_t *iface,
-                                         uct_rc_varuna_ep_t *ep,
+                                         uct_rc_varuna_ep_t *ep, unsigned lane,
                                          const char *lane_name,
                                          ucs_time_t now, ucs_time_t port_up);
 void uct_rc_varuna_ep_report_grown(uct_rc_varuna_iface_t *iface,

@@ -201,12 +201,16 @@ void uct_rc_varuna_ep_report_purge(uct_rc_varuna_iface_t *iface,
 
 /* A lane that is the standby again: the JSON line. How long the endpoint
  * was without a standby, and how long of that with the lane's port up
- * (re-protection's own time: a few round trips, unless something failed). */
+ * (re-protection's own time: a few round trips, unless something failed);
+ * its QP and send credits, which say whether a standby left long by a grow
+ * was made short again. */
 void uct_rc_varuna_ep_report_reprotected(uct_rc_varuna_iface_t *iface,
-                                         uct_rc_varuna_ep_t *ep,
+                                         uct_rc_varuna_ep_t *ep, unsigned lane,
                                          const char *lane_name,
                                          ucs_time_t now, ucs_time_t port_up)
 {
+    const uct_rc_varuna_lane_t *standby = &ep->lane[lane];
+
     if (iface->fo.report == NULL) {
         return;
     }
@@ -215,14 +219,16 @@ void uct_rc_varuna_ep_report_reprotected(uct_rc_varuna_iface_t *iface,
             "{\"event\":\"reprotected\",\"pid\":%d,\"ep\":\"%p\","
             "\"epoch\":%u,\"lane\":\"%s\",\"initiator\":%s,"
             "\"request\":%u,\"failed_probes\":%u,\"unprotected_ms\":%.3f,"
-            "\"port_up_to_reprotected_ms\":%.3f,\"at_us\":%.1f}\n",
+            "\"port_up_to_reprotected_ms\":%.3f,\"qp\":\"0x%x\","
+            "\"send_credits\":%u,\"at_us\":%.1f}\n",
             getpid(), ep, ep->fo.epoch, lane_name,
             ep->rp.initiator ? "true" : "false",
             ep->rp.initiator ? ep->rp.attempt : ep->rp.peer_attempt,
             ep->rp.probes_failed,
             (ep->rp.unprotected == 0) ? 0.0 :
             ucs_time_to_msec(now - ep->rp.unprotected),
-            ucs_time_to_msec(port_up), ucs_time_to_usec(now));
+            ucs_time_to_msec(port_up), standby->qp->qp_num, standby->max_wr,
+            ucs_time_to_usec(now));
     fflush(iface->fo.report);
 }
 

@@ -425,7 +425,7 @@ static void uct_rc_varuna_ep_reprotect_done(uct_rc_varuna_iface_t *iface,
              ucs_time_to_msec(up),
              ep->rp.initiator ? ep->rp.attempt : ep->rp.peer_attempt,
              (ep->rp.probes_failed > 0) ? ", out of quarantine" : "");
-    uct_rc_varuna_ep_report_reprotected(iface, ep, buf, now, up);
+    uct_rc_varuna_ep_report_reprotected(iface, ep, lane, buf, now, up);
 
     uct_rc_varuna_lane_set_state(ep, lane, UCT_RC_VARUNA_LANE_STANDBY);
     /* (the peer's DONE or FAILOVER: it connected to our number) */
