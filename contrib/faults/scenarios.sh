@@ -99,8 +99,10 @@
 #                  2 s after the failbacks): the client's rounds a second
 #                  against its rate over 5 s before the flapping, the
 #                  growth of both processes' anonymous memory a 1,000
-#                  rounds then against before, then both primaries down
-#                  again (every endpoint still protected)
+#                  rounds then against before (and every 30 s, both
+#                  processes' anonymous memory: a step that ends and a
+#                  growth that goes on look alike in one figure), then both
+#                  primaries down again (every endpoint still protected)
 #   mpi-flap:SECS[:PACE]  the same faults under Open MPI: bidir_failover,
 #                  2 ranks over the two lanes, as many iterations as SECS
 #                  take at about 1,000 a second (the faults go on until
@@ -1587,6 +1589,23 @@ sc_flap_growth()
 }
 
 # rounds a second between two samples
+# SECS seconds, with both processes' anonymous memory said every 30 s:
+# sc_flap_watch_memory SECS
+sc_flap_watch_memory()
+{
+    local secs=$1 t=0
+    local -a s
+
+    while ((t + 30 < secs)); do
+        fsleep 30
+        t=$((t + 30))
+        s=($(sc_flap_sample))
+        sc_event "flap: +$t s: round ${s[0]}, anonymous memory ${s[2]} kB" \
+                 "(client), ${s[3]} kB (server)"
+    done
+    fsleep $((secs - t))
+}
+
 sc_flap_rate()
 {
     local -a a=($1) b=($2)
@@ -1666,7 +1685,7 @@ sc_flap()
         # both primaries down again
         fsleep 7
         s2=$(sc_flap_sample)
-        fsleep "$after"
+        sc_flap_watch_memory "$after"
         s3=$(sc_flap_sample)
         after_rate=$(sc_flap_rate "$s2" "$s3")
         after_msg="$after s later: $after_rate rounds a second against"
