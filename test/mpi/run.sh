@@ -176,23 +176,6 @@ mpi_backtraces()
     done
 }
 
-# end every process of session $1 (TERM, then KILL after 5 s)
-mpi_kill_session()
-{
-    local sid=$1 pids k
-
-    for k in $(seq 26); do
-        pids=$(ps -o pid= -s "$sid")
-        [[ -n $pids ]] || return 0
-        if ((k == 1)); then
-            kill -TERM $pids 2>/dev/null
-        elif ((k == 26)); then
-            kill -KILL $pids 2>/dev/null
-        fi
-        sleep 0.2
-    done
-}
-
 # one run; prints its verdict line, returns 0 if it was OK
 mpi_run()
 {
