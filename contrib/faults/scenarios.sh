@@ -130,6 +130,8 @@
 #
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# mpi_ucx_only, the mpirun options of the MPI scenarios
+. "$(dirname "${BASH_SOURCE[0]}")/../../test/mpi/lib.sh"
 sc_backend "${1:?usage: scenarios.sh rxe|softib [SCENARIO...]}"
 SC_BACKEND=$1
 shift
@@ -1139,8 +1141,7 @@ sc_mpi_run()
         UCX_UCP_FAILOVER_REPORT=$SC_DIR/report.json \
         VARUNA_VERDICT_FILE=$SC_DIR/verdicts \
         timeout -k 5 "$SC_LIMIT" stdbuf -oL mpirun --allow-run-as-root \
-        --oversubscribe -np $ranks --mca pml ucx --mca osc ucx --mca btl self \
-        --mca pml_ucx_tls any --mca pml_ucx_devices any \
+        --oversubscribe -np $ranks "${mpi_ucx_only[@]}" \
         $sc_tmp/mpi-rank "$RC_VARUNA_MPI_PROG" -i $iters -R -F "$fault" \
         >"$SC_DIR/out.log" 2>&1 </dev/null &
     pid=$!
@@ -1749,8 +1750,7 @@ sc_mpi_flap()
         UCX_UCP_FAILOVER_REPORT=$SC_DIR/report.json \
         VARUNA_VERDICT_FILE=$SC_DIR/verdicts \
         timeout -k 5 "$SC_LIMIT" stdbuf -oL mpirun --allow-run-as-root \
-        --oversubscribe -np $ranks --mca pml ucx --mca osc ucx --mca btl self \
-        --mca pml_ucx_tls any --mca pml_ucx_devices any \
+        --oversubscribe -np $ranks "${mpi_ucx_only[@]}" \
         $sc_tmp/mpi-rank "$RC_VARUNA_MPI_PROG" -i $((secs * 1000)) -R \
         -f -1 >"$SC_DIR/out.log" 2>&1 </dev/null &
     pid=$!

@@ -142,8 +142,7 @@ lammps_run()
     rc_varuna_softib_registry "lammps-$name"
     start=$SECONDS
     (cd "$d" && exec setsid softib run -- mpirun --allow-run-as-root \
-        --oversubscribe -np 2 --mca pml ucx --mca osc ucx --mca btl self \
-        --mca pml_ucx_tls any --mca pml_ucx_devices any \
+        --oversubscribe -np 2 "${mpi_ucx_only[@]}" \
         -x UCX_TLS=rc_varuna,ud_verbs:aux -x UCX_NET_DEVICES=softib0:1 \
         -x UCX_RC_VARUNA_STANDBY=auto -x UCX_LOG_LEVEL=info \
         -x OMP_NUM_THREADS=1 -x UCX_RC_VARUNA_REPORT="$d/report.json" \

@@ -7,6 +7,14 @@
 # contrib/common.sh.
 #
 
+# mpirun's options for a job over our UCX alone: pml and osc ucx with btl
+# self only (nothing else can carry it), and Open MPI's UCX components told
+# to take any transport and device (opal_common_ucx_tls/devices, whose
+# synonyms pml_ucx_tls/devices osc ucx reads too: only "any" lets
+# rc_varuna and softib in). After --allow-run-as-root --oversubscribe -np N.
+mpi_ucx_only=(--mca pml ucx --mca osc ucx --mca btl self
+              --mca pml_ucx_tls any --mca pml_ucx_devices any)
+
 # Our UCX and softib first on the paths (make check passes
 # RC_VARUNA_PREFIX), and Open MPI's tools TOOL... present
 mpi_setup()

@@ -137,12 +137,8 @@ elif ((double)); then
     prog_args+=(-d softib0:1,softib1:1)
 fi
 
-# Open MPI's UCX components accept only the transports and devices of
-# opal_common_ucx_tls/devices (pml_ucx_tls/devices are its synonyms, and
-# osc ucx reads the same variable): "any" lets rc_varuna and softib in
 mpirun_args=(--allow-run-as-root --oversubscribe -np "$ranks"
-             --mca pml ucx --mca osc ucx --mca btl self
-             --mca pml_ucx_tls any --mca pml_ucx_devices any)
+             "${mpi_ucx_only[@]}")
 ucx_env=(UCX_TLS=rc_varuna,ud_verbs:aux UCX_NET_DEVICES=softib0:1
          UCX_RC_VARUNA_STANDBY=$standby UCX_RC_VARUNA_RECOVERY=$recovery
          UCX_LOG_LEVEL=${UCX_LOG_LEVEL:-info})

@@ -55,6 +55,7 @@
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../../contrib/common.sh"
 . "$RC_VARUNA_ROOT/contrib/scale-lib.sh"
+. "$RC_VARUNA_ROOT/test/mpi/lib.sh"
 
 module=0
 if [[ ${1:-} == --module ]]; then
@@ -348,10 +349,8 @@ mpi_logs=$logs/mpi
 mkdir -p "$mpi_logs"
 : >"$mpi_logs/report.json"
 : >"$mpi_logs/verdicts"
-# as test/mpi/run.sh: Open MPI accepts rc_varuna and softib only with "any"
 mpirun_args=(--allow-run-as-root --oversubscribe -np 2
-             --mca pml ucx --mca osc ucx --mca btl self
-             --mca pml_ucx_tls any --mca pml_ucx_devices any
+             "${mpi_ucx_only[@]}"
              -x UCX_TLS=rc_varuna,ud_verbs:aux -x UCX_NET_DEVICES=softib0:1
              -x UCX_LOG_LEVEL=info
              -x UCX_RC_VARUNA_REPORT="$mpi_logs/report.json"
