@@ -247,9 +247,11 @@ protected:
 
     /* NUM_OPS rounds on a zeroed target, results not yet written; after
      * the first third, the given port of softib0 goes down (both: and the
-     * same port of softib1, the standby's; port 0: none) */
+     * same port of softib1, the standby's; port 0: none), and at the same
+     * moment port up of both devices comes back (0: none) */
     std::vector<ucs_status_t> rounds_through(ucs_time_t deadline,
-                                             unsigned port, bool both)
+                                             unsigned port, bool both,
+                                             unsigned up = 0)
     {
         std::fill(m_target.begin(), m_target.end(), 0);
         for (unsigned i = 0; i < NUM_OPS; ++i) {
@@ -258,6 +260,12 @@ protected:
         }
         for (unsigned i = 0; i < NUM_OPS / 3; ++i) {
             post_round(i);
+        }
+        if (up != 0) {
+            UCS_TEST_MESSAGE << "softib0:" << up << " and softib1:" << up
+                             << " up again";
+            m_softib.link("softib0", up, true);
+            m_softib.link("softib1", up, true);
         }
         if (port != 0) {
             UCS_TEST_MESSAGE << "taking down softib0:" << port
@@ -608,6 +616,63 @@ UCS_TEST_P(test_rc_varuna_ucp_spare_lane, port_back_rebuilds_at_once)
 
     /* and it carries the traffic again, exactly once */
     expect_all_done(rounds_through(deadline, 3 - port, true));
+    verify_exactly_once();
+    EXPECT_EQ(0u, m_err_count);
+}
+
+/*
+ * The moved lane's ports come back at the moment the other lane's die, with
+ * rounds in flight on the other lane (issue 48, item 3): no lane is left to
+ * carry the moved lane's rebuild, and the endpoint used to end with a lane
+ * whose ports were up. The rebuild goes over the aux transport's interfaces
+ * instead; then the other lane's traffic, and the moved lane's that it
+ * carried, move to the lane connected again. Every put lands once, every
+ * fetch-add runs once, no request fails, no endpoint error; the lane is on
+ * its own port again and the other lane's traffic is moved to it.
+ */
+UCS_TEST_P(test_rc_varuna_ucp_spare_lane, other_lane_dies_as_ports_come_back)
+{
+    const double mult   = ucs::test_time_multiplier();
+    ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(60 * mult);
+    ucs::scoped_setenv interval("UCX_UCP_FAILOVER_REBUILD_INTERVAL",
+                                (ucs::to_string((int)(5 * mult)) +
+                                 "s").c_str());
+    ucs_time_t until;
+    unsigned port;
+
+    if (!spare()) {
+        UCS_TEST_SKIP_R("one lane: the first double failure ends it");
+    }
+
+    flush_workers();
+    port = rma_port();
+    map_target();
+    m_one   = 1;
+    m_one32 = 1;
+
+    expect_all_done(rounds_through(deadline, port, true));
+    verify_exactly_once();
+    ASSERT_EQ(1u, moved_lanes(sender().ep())) << "the lane did not move";
+
+    until = ucs_get_time() + ucs_time_from_msec(300);
+    while (ucs_get_time() < until) {
+        progress();
+    }
+
+    /* the other lane's ports die as the moved lane's come back */
+    expect_all_done(rounds_through(deadline, 3 - port, true, port));
+    verify_exactly_once();
+    EXPECT_EQ(0u, m_err_count);
+    EXPECT_EQ("softib0:" + ucs::to_string(port),
+              rma_devices(sender().ep()).at(0));
+    while ((moved_lanes(sender().ep()) != 1) && (ucs_get_time() < deadline)) {
+        progress();
+    }
+    EXPECT_EQ(1u, moved_lanes(sender().ep()))
+            << "the other lane's traffic is not on the lane connected again";
+
+    /* and once more through it */
+    expect_all_done(rounds_through(deadline, 0, false));
     verify_exactly_once();
     EXPECT_EQ(0u, m_err_count);
 }
