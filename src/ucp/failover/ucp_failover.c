@@ -56,7 +56,10 @@
  *
  * Nothing is sent twice: the peer answered after its side was fenced, and
  * the transport either completes an operation or hands it back, never both.
- * No answer within UCX_UCP_FAILOVER_TIMEOUT, no other lane, or any error:
+ * A lane that carried a moved lane's traffic and fails with no other lane
+ * left waits (AWAIT) for that lane to be connected again, if its ports are
+ * up (ucp_failover_rebuild.c), and then moves there. No answer within
+ * UCX_UCP_FAILOVER_TIMEOUT, no other lane, or any error:
  * the endpoint fails as it would without this (ucp_ep_set_failed). The
  * failed transport endpoint stays until the lanes are destroyed, so that
  * the peer's own query about the same connection finds it.
@@ -89,12 +92,14 @@ static const char *ucp_failover_state_names[] = {
     [UCP_FAILOVER_QUERY]   = "query",
     [UCP_FAILOVER_REPLAY]  = "replay",
     [UCP_FAILOVER_FORWARD] = "forward",
-    [UCP_FAILOVER_RESTORE] = "restore"
+    [UCP_FAILOVER_RESTORE] = "restore",
+    [UCP_FAILOVER_AWAIT]   = "await"
 };
 
 /* fo is out of the list; its endpoints but those of the rebuild are gone */
 void ucp_failover_free(ucp_failover_t *fo)
 {
+    ucp_failover_side_close(fo);
     ucp_failover_rebuild_drop(fo);
     if (fo->rebuild.stale_ep != NULL) {
         uct_ep_destroy(fo->rebuild.stale_ep);
@@ -151,6 +156,66 @@ ucp_failover_find_lane(ucp_ep_h ep, const ucp_failover_rebuild_msg_t *rb)
     return found;
 }
 
+/* The failover of the endpoint's lane, if any */
+ucp_failover_t *ucp_failover_of_lane(ucp_ep_h ep, ucp_lane_index_t lane)
+{
+    ucp_failover_t *fo, *found = NULL;
+
+    ucs_spin_lock(&ucp_failover_lock);
+    ucs_list_for_each(fo, &ucp_failover_list, list) {
+        if ((fo->ep == ep) && (fo->lane == lane)) {
+            found = fo;
+            break;
+        }
+    }
+    ucs_spin_unlock(&ucp_failover_lock);
+    return found;
+}
+
+/* A failover of the endpoint whose side channel can reach the peer: one
+ * open, else one whose carrier died, else one that knows the address */
+ucp_failover_t *ucp_failover_side_owner(ucp_ep_h ep)
+{
+    ucp_failover_t *fo, *found = NULL;
+    int rank, best = 0;
+
+    ucs_spin_lock(&ucp_failover_lock);
+    ucs_list_for_each(fo, &ucp_failover_list, list) {
+        if ((fo->ep != ep) || !ucp_failover_side_known(fo)) {
+            continue;
+        }
+        rank = (fo->side.uct_ep != NULL) ? 3 :
+               fo->rebuild.carrier_lost ? 2 : 1;
+        if (rank > best) {
+            best  = rank;
+            found = fo;
+        }
+    }
+    ucs_spin_unlock(&ucp_failover_lock);
+    return found;
+}
+
+/* The failover that moved its lane's traffic onto this lane and can
+ * connect its own lane again now (ucp_failover_rebuild_can_carry) */
+static ucp_failover_t *ucp_failover_carried(ucp_ep_h ep,
+                                            ucp_lane_index_t lane)
+{
+    ucp_failover_t *fo, *found = NULL;
+
+    ucs_spin_lock(&ucp_failover_lock);
+    ucs_list_for_each(fo, &ucp_failover_list, list) {
+        if ((fo->ep == ep) && (fo->sub_lane == lane) &&
+            ((fo->state == UCP_FAILOVER_FORWARD) ||
+             (fo->state == UCP_FAILOVER_RESTORE))) {
+            found = fo;
+            break;
+        }
+    }
+    ucs_spin_unlock(&ucp_failover_lock);
+    return ((found != NULL) && ucp_failover_rebuild_can_carry(found)) ?
+           found : NULL;
+}
+
 int ucp_failover_unowned_ep_failed(ucp_worker_h worker, uct_ep_h uct_ep,
                                    ucs_status_t status)
 {
@@ -162,6 +227,11 @@ int ucp_failover_unowned_ep_failed(ucp_worker_h worker, uct_ep_h uct_ep,
         if ((fo->ep->worker == worker) && (fo->rebuild.stale_ep == uct_ep)) {
             ours = 1; /* failed before: nothing more to do */
             break;
+        }
+        if ((fo->ep->worker == worker) &&
+            ucp_failover_side_ep_failed(fo, uct_ep)) {
+            ucs_spin_unlock(&ucp_failover_lock);
+            return 1; /* the progress closes the side channel */
         }
         if ((fo->ep->worker == worker) && (fo->rebuild.uct_ep == uct_ep)) {
             /* not destroyed here, in its own error handler: the progress
@@ -195,6 +265,35 @@ static void ucp_failover_abort(ucp_failover_t *fo, ucs_status_t status)
     ucp_ep_set_failed(fo->ep, fo->lane, fo->status);
 }
 
+/* AWAIT: the lane this one moves to is the one whose traffic it carried,
+ * being connected again by its own failover. When that one's new
+ * connection is proven, the query goes over it; when that lane is on its
+ * own again (its restore ended), over the lane. */
+static void ucp_failover_await_progress(ucp_failover_t *fo)
+{
+    ucp_failover_t *carried = ucp_failover_of_lane(fo->ep, fo->sub_lane);
+    uct_ep_h sub_ep         = fo->ep->uct_eps[fo->sub_lane];
+    ucs_time_t now          = ucs_get_time();
+
+    if ((carried != NULL) && (carried->state == UCP_FAILOVER_RESTORE) &&
+        (carried->rebuild.uct_ep != NULL)) {
+        fo->sub_new_ep = carried->rebuild.uct_ep;
+    } else if ((carried != NULL) || ucp_proxy_ep_test(sub_ep) ||
+               ucp_is_uct_ep_failed(sub_ep)) {
+        if (now > fo->deadline) {
+            ucp_failover_abort(fo, UCS_ERR_ENDPOINT_TIMEOUT);
+        }
+        return;
+    }
+
+    ucs_diag("ep %p: lane %u (%s) is connected again: lane %u's traffic "
+             "goes there, asking the peer what executed", fo->ep,
+             fo->sub_lane, ucp_ep_get_tl_rsc(fo->ep, fo->sub_lane)->dev_name,
+             fo->lane);
+    fo->state    = UCP_FAILOVER_QUERY;
+    fo->deadline = now + ucs_time_from_sec(ucp_failover_timeout());
+}
+
 static unsigned ucp_failover_progress(void *arg)
 {
     ucp_failover_t *fo  = arg;
@@ -202,7 +301,11 @@ static unsigned ucp_failover_progress(void *arg)
     ucs_status_t status;
 
     UCS_ASYNC_BLOCK(&worker->async);
+    ucp_failover_side_progress(fo);
     switch (fo->state) {
+    case UCP_FAILOVER_AWAIT:
+        ucp_failover_await_progress(fo);
+        break;
     case UCP_FAILOVER_QUERY:
         if (!fo->query_sent) {
             status = ucp_failover_send_query(fo);
@@ -226,6 +329,9 @@ static unsigned ucp_failover_progress(void *arg)
         }
         break;
     case UCP_FAILOVER_FORWARD:
+        if (fo->sub_new_ep == fo->ep->uct_eps[fo->sub_lane]) {
+            fo->sub_new_ep = NULL; /* its lane has it now */
+        }
         ucp_failover_rebuild_progress(fo);
         break;
     case UCP_FAILOVER_RESTORE:
@@ -359,6 +465,7 @@ ucs_status_t ucp_failover_lane_failed(ucp_ep_h ep, ucp_lane_index_t lane,
 {
     static const uct_iface_ops_t forward_ops; /* all forwarded by the proxy */
     ucp_worker_h worker = ep->worker;
+    ucp_failover_t *carried = NULL;
     ucp_failover_config_t config;
     ucp_lane_index_t sub_lane;
     ucp_failover_t *fo;
@@ -372,10 +479,16 @@ ucs_status_t ucp_failover_lane_failed(ucp_ep_h ep, ucp_lane_index_t lane,
 
     sub_lane = ucp_failover_substitute(ep, lane);
     if (sub_lane == UCP_NULL_LANE) {
-        ucs_diag("ep %p: lane %u failed (%s), no other lane to the peer "
-                 "with the same transport", ep, lane,
-                 ucs_status_string(status));
-        return status;
+        /* the lane carried another's traffic, whose own ports are up: that
+         * one is connected again first (issue 48) */
+        carried = ucp_failover_carried(ep, lane);
+        if (carried == NULL) {
+            ucs_diag("ep %p: lane %u failed (%s), no other lane to the peer "
+                     "with the same transport", ep, lane,
+                     ucs_status_string(status));
+            return status;
+        }
+        sub_lane = carried->lane;
     }
 
     fo = ucs_calloc(1, sizeof(*fo), "ucp_failover");
@@ -418,11 +531,15 @@ ucs_status_t ucp_failover_lane_failed(ucp_ep_h ep, ucp_lane_index_t lane,
     fo->ep              = ep;
     fo->lane            = lane;
     fo->sub_lane        = sub_lane;
-    fo->state           = UCP_FAILOVER_QUERY;
+    fo->state           = (carried != NULL) ? UCP_FAILOVER_AWAIT :
+                                              UCP_FAILOVER_QUERY;
     fo->status          = status;
     fo->failed_ep       = uct_ep;
     fo->t_failed        = ucs_get_time();
-    fo->deadline        = fo->t_failed + ucs_time_from_sec(config.timeout);
+    /* AWAIT: a try of the carried lane's rebuild, then the query */
+    fo->deadline        = fo->t_failed +
+                          ucs_time_from_sec(config.timeout *
+                                            ((carried != NULL) ? 2 : 1));
     fo->prog_id         = UCS_CALLBACKQ_ID_NULL;
     fo->rebuild.base    = ucs_time_from_sec(config.rebuild_interval);
     fo->rebuild.state   = (fo->rebuild.base == 0) ?
@@ -439,6 +556,19 @@ ucs_status_t ucp_failover_lane_failed(ucp_ep_h ep, ucp_lane_index_t lane,
     /* what waited for the failed endpoint waits here now, first in line */
     uct_ep_pending_purge(uct_ep, ucp_failover_hold_enqueue_cb, fo);
     ep->uct_eps[lane] = fo->proxy;
+
+    if (carried != NULL) {
+        ucs_diag("ep %p: lane %u (%s) failed (%s) with no other lane to "
+                 "move to: holding its traffic until lane %u (%s), whose "
+                 "traffic it carried, is connected again", ep, lane,
+                 ucp_ep_get_tl_rsc(ep, lane)->dev_name,
+                 ucs_status_string(status), sub_lane,
+                 ucp_ep_get_tl_rsc(ep, sub_lane)->dev_name);
+        ucp_failover_rebuild_carrier_lost(carried);
+        uct_worker_progress_register_safe(worker->uct, ucp_failover_progress,
+                                          fo, 0, &fo->prog_id);
+        return UCS_INPROGRESS;
+    }
 
     ucs_diag("ep %p: lane %u (%s) failed (%s): holding its traffic, asking "
              "the peer over lane %u (%s, %s memory domain) what executed", ep,

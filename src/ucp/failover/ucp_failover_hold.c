@@ -149,16 +149,28 @@ const uct_iface_ops_t ucp_failover_hold_ops = {
     .ep_destroy          = ucp_failover_hold_destroy
 };
 
+/* The endpoint a lane's traffic reaches through the proxies of failovers
+ * (a moved lane's proxy may lead to the proxy of the lane it forwards to,
+ * when that one failed too) */
+uct_ep_h ucp_failover_final_ep(uct_ep_h uct_ep)
+{
+    ucp_lane_index_t hops;
+
+    for (hops = 0; (hops < UCP_MAX_LANES) && (uct_ep != NULL) &&
+                   ucp_proxy_ep_test(uct_ep); ++hops) {
+        uct_ep = ucs_derived_of(uct_ep, ucp_proxy_ep_t)->uct_ep;
+    }
+    return uct_ep;
+}
+
 int ucp_failover_is_holding(uct_ep_h uct_ep)
 {
-    ucp_proxy_ep_t *proxy;
-
     if (!ucp_proxy_ep_test(uct_ep)) {
         return 0;
     }
-    proxy = ucs_derived_of(uct_ep, ucp_proxy_ep_t);
-    return (proxy->uct_ep != NULL) &&
-           (proxy->uct_ep->iface->ops.ep_destroy == ucp_failover_hold_destroy);
+    uct_ep = ucp_failover_final_ep(uct_ep);
+    return (uct_ep != NULL) &&
+           (uct_ep->iface->ops.ep_destroy == ucp_failover_hold_destroy);
 }
 
 /* The held requests, out of the hold, in order */

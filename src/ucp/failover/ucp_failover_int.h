@@ -36,8 +36,14 @@
  *   ucp_failover_replay.c   query and answer, purge, replay, forward, report
  *   ucp_failover_rebuild.c  connecting the failed lane again and giving it
  *                           its traffic back
+ *   ucp_failover_side.c     the side channel: the messages over the aux
+ *                           transport when no lane is left to carry them
  */
 
+
+/* An aux interface's address: device and interface address lengths (a
+ * byte each), then both */
+#define UCP_FAILOVER_SIDE_ADDR_MAX 64
 
 /* The settings, UCX_UCP_FAILOVER_* (ucp_failover_config.c) */
 typedef struct {
@@ -56,9 +62,13 @@ typedef enum {
     UCP_FAILOVER_FORWARD,    /* the lane goes to the other lane's endpoint;
                                 its own connection is tried again
                                 (ucp_failover_rebuild.c) */
-    UCP_FAILOVER_RESTORE     /* a new connection of the lane is proven: its
+    UCP_FAILOVER_RESTORE,    /* a new connection of the lane is proven: its
                                 traffic is held until the peer has taken
                                 everything it sent on the other lane */
+    UCP_FAILOVER_AWAIT       /* no lane to move to, but the lane this one
+                                carried the traffic of is being connected
+                                again: hold, until its new connection is
+                                proven (then QUERY, over it) */
 } ucp_failover_state_t;
 
 /* Connecting the failed lane again, while FORWARD (ucp_failover_rebuild.c) */
@@ -101,6 +111,13 @@ typedef struct ucp_failover {
         uint8_t             self;         /* the try's ask came back to us:
                                              an endpoint connected to its
                                              own worker */
+        uint8_t             carrier_lost; /* the lane carrying our traffic
+                                             failed too, and its failover
+                                             awaits us: the rebuild's
+                                             messages go over the side
+                                             channel, and the restore ends
+                                             when that failover has
+                                             replayed (no marker) */
         int8_t              path_up;      /* the failed endpoint's local
                                              ports, at the last look: 1 up,
                                              0 down, -1 the transport does
@@ -124,6 +141,21 @@ typedef struct ucp_failover {
         ucs_time_t          t_forward;
         unsigned            tries;
     } rebuild;
+    struct {
+        uint8_t             peer_addr[UCP_FAILOVER_SIDE_ADDR_MAX];
+        uint8_t             peer_addr_length; /* 0: not known; else the
+                                                 peer's aux interface on
+                                                 the lane's device (its
+                                                 reply said) */
+        uint8_t             failed;       /* the aux endpoint failed */
+        unsigned            pending;      /* messages waiting on it */
+        uct_ep_h            uct_ep;       /* open: to the peer's */
+        ucp_worker_iface_t  *wiface;      /* open: ours, progressed */
+    } side;                               /* ucp_failover_side.c */
+    uct_ep_h                sub_new_ep;   /* AWAIT to REPLAY: sub_lane's new
+                                             connection, proven, not yet on
+                                             the lane (its failover holds
+                                             it until we replayed) */
     uct_ep_h                failed_ep;    /* the failed transport endpoint */
     uct_ep_h                proxy;        /* at ep->uct_eps[lane] */
     uct_ep_t                hold_ep;      /* the proxy's endpoint while
@@ -179,8 +211,10 @@ enum {
 typedef struct {
     uint8_t                 type;
     int8_t                  status;       /* REPLY */
-    uint8_t                 token_length;
-    uint8_t                 reserved;
+    uint8_t                 token_length; /* bytes after the header */
+    uint8_t                 side_length;  /* QUERY, REPLY: the last of them
+                                             are the sender's aux interface
+                                             address on the lane's device */
     uint32_t                seq;
     uint64_t                dst_ep_id;    /* the receiver's endpoint */
     uint64_t                src_ep_id;    /* the sender's, to answer to */
@@ -188,8 +222,15 @@ typedef struct {
 
 typedef struct {
     ucp_failover_msg_t      hdr;
-    uint8_t                 token[UCT_EP_TOKEN_MAX_LENGTH];
+    uint8_t                 token[UCT_EP_TOKEN_MAX_LENGTH +
+                                  UCP_FAILOVER_SIDE_ADDR_MAX];
 } UCS_S_PACKED ucp_failover_msg_buf_t;
+
+/* The longest message */
+typedef struct {
+    ucp_failover_msg_t      hdr;
+    uint8_t                 data[UINT8_MAX];
+} UCS_S_PACKED ucp_failover_msg_max_t;
 
 /* After the header of the rebuild messages (token_length: its length, with
  * the addresses); hdr.seq is the sender's failover of the lane */
@@ -204,6 +245,8 @@ typedef struct {
     ucp_md_index_t          dst_md;       /* and the receiver's */
     uint8_t                 dev_addr_length;
     uint8_t                 ep_addr_length;
+    uint8_t                 side;         /* sent over the side channel: the
+                                             answer goes there too */
     /* device address, endpoint address (ASK, ANSWER) */
 } UCS_S_PACKED ucp_failover_rebuild_msg_t;
 
@@ -226,6 +269,8 @@ void ucp_failover_unlist(ucp_failover_t *fo);
 ucp_failover_t *ucp_failover_find(ucp_ep_h ep, uint32_t seq);
 ucp_failover_t *
 ucp_failover_find_lane(ucp_ep_h ep, const ucp_failover_rebuild_msg_t *rb);
+ucp_failover_t *ucp_failover_of_lane(ucp_ep_h ep, ucp_lane_index_t lane);
+ucp_failover_t *ucp_failover_side_owner(ucp_ep_h ep);
 
 /* ucp_failover_config.c: UCX_UCP_FAILOVER_*, parsed when they change */
 void ucp_failover_config(ucp_failover_config_t *config);
@@ -238,6 +283,7 @@ ucs_status_t ucp_failover_hold_pending_add(uct_ep_h hold_ep,
                                            uct_pending_req_t *req,
                                            unsigned flags);
 void ucp_failover_hold_enqueue_cb(uct_pending_req_t *req, void *arg);
+uct_ep_h ucp_failover_final_ep(uct_ep_h uct_ep);
 int ucp_failover_is_holding(uct_ep_h uct_ep);
 void ucp_failover_held_extract(ucp_failover_t *fo, ucs_queue_head_t *held);
 
@@ -252,6 +298,8 @@ ucs_status_t ucp_failover_msg_post(uct_ep_h uct_ep,
 ucp_lane_index_t ucp_failover_msg_lane(ucp_ep_h ep, ucp_lane_index_t avoid);
 ucs_status_t ucp_failover_msg_send(ucp_ep_h ep, ucp_lane_index_t lane,
                                    const ucp_failover_msg_t *msg);
+ucs_status_t ucp_failover_peer_send(ucp_ep_h ep, ucp_lane_index_t avoid,
+                                    const ucp_failover_msg_t *msg);
 void ucp_failover_answer_send(ucp_ep_h ep, ucp_lane_index_t avoid,
                               const ucp_failover_msg_buf_t *answer);
 
@@ -270,5 +318,20 @@ void ucp_failover_rebuild_progress(ucp_failover_t *fo);
 int ucp_failover_restore_progress(ucp_failover_t *fo);
 void ucp_failover_rebuild_msg(ucp_worker_h worker,
                               const ucp_failover_msg_t *msg);
+int ucp_failover_rebuild_can_carry(ucp_failover_t *fo);
+void ucp_failover_rebuild_carrier_lost(ucp_failover_t *fo);
+
+/* ucp_failover_side.c: the side channel */
+size_t ucp_failover_side_addr_pack(ucp_ep_h ep, ucp_lane_index_t lane,
+                                   uint8_t *buf, size_t max);
+void ucp_failover_side_addr_keep(ucp_failover_t *fo, const uint8_t *addr,
+                                 size_t length);
+int ucp_failover_side_known(const ucp_failover_t *fo);
+ucs_status_t ucp_failover_side_open(ucp_failover_t *fo);
+void ucp_failover_side_close(ucp_failover_t *fo);
+ucs_status_t ucp_failover_side_send(ucp_failover_t *fo,
+                                    const ucp_failover_msg_t *msg);
+int ucp_failover_side_ep_failed(ucp_failover_t *fo, uct_ep_h uct_ep);
+void ucp_failover_side_progress(ucp_failover_t *fo);
 
 #endif

@@ -12,6 +12,7 @@
 
 #include <ucp/core/ucp_ep.h>
 #include <ucp/core/ucp_ep.inl>
+#include <ucp/core/ucp_proxy_ep.h>
 #include <ucp/core/ucp_worker.h>
 #include <ucp/core/ucp_worker.inl>
 #include <ucp/wireup/wireup_ep.h>
@@ -51,11 +52,15 @@ ucs_status_t ucp_failover_msg_post(uct_ep_h uct_ep,
     return (packed < 0) ? (ucs_status_t)packed : UCS_OK;
 }
 
-/* A lane of the endpoint that can carry a message now: not the failed one,
- * not one that holds its traffic itself */
+/* A lane of the endpoint that can carry a message now: not the failed one
+ * (nor, while the failed one has no failover here yet, one whose traffic a
+ * failover forwards to its endpoint), not one that holds its traffic */
 ucp_lane_index_t ucp_failover_msg_lane(ucp_ep_h ep,
                                        ucp_lane_index_t avoid)
 {
+    uct_ep_h avoid_ep = ((avoid == UCP_NULL_LANE) ||
+                         ucp_proxy_ep_test(ep->uct_eps[avoid])) ? NULL :
+                        ep->uct_eps[avoid];
     ucp_lane_index_t lane;
     uct_ep_h uct_ep;
 
@@ -64,7 +69,9 @@ ucp_lane_index_t ucp_failover_msg_lane(ucp_ep_h ep,
         if ((lane == avoid) || (uct_ep == NULL) ||
             (ucp_ep_get_rsc_index(ep, lane) == UCP_NULL_RESOURCE) ||
             ucp_is_uct_ep_failed(uct_ep) || ucp_wireup_ep_test(uct_ep) ||
-            ucp_failover_is_holding(uct_ep)) {
+            ucp_failover_is_holding(uct_ep) ||
+            ((avoid_ep != NULL) &&
+             (ucp_failover_final_ep(uct_ep) == avoid_ep))) {
             continue;
         }
         return lane;
@@ -76,6 +83,23 @@ ucs_status_t ucp_failover_msg_send(ucp_ep_h ep, ucp_lane_index_t lane,
                                    const ucp_failover_msg_t *msg)
 {
     return ucp_failover_msg_post(ep->uct_eps[lane], msg);
+}
+
+/* A message to the peer: over a live lane other than avoid, or, when none
+ * is left, over the side channel of a failover of the endpoint that knows
+ * the peer's aux address (ucp_failover_side.c) */
+ucs_status_t ucp_failover_peer_send(ucp_ep_h ep, ucp_lane_index_t avoid,
+                                    const ucp_failover_msg_t *msg)
+{
+    ucp_lane_index_t lane = ucp_failover_msg_lane(ep, avoid);
+    ucp_failover_t *side;
+
+    if (lane != UCP_NULL_LANE) {
+        return ucp_failover_msg_send(ep, lane, msg);
+    }
+    side = ucp_failover_side_owner(ep);
+    return (side == NULL) ? UCS_ERR_NO_RESOURCE :
+           ucp_failover_side_send(side, msg);
 }
 
 /* An answer that found no send resources: sent again from the progress */
@@ -93,14 +117,11 @@ static unsigned ucp_failover_outbox_progress(void *arg)
     ucp_failover_outbox_t *box = arg;
     ucp_worker_h worker        = box->worker;
     ucs_status_t status        = UCS_ERR_NO_ELEM;
-    ucp_lane_index_t lane;
     ucp_ep_h ep;
 
     UCS_ASYNC_BLOCK(&worker->async);
     if (ucp_worker_get_ep_by_id(worker, box->ep_id, &ep) == UCS_OK) {
-        lane   = ucp_failover_msg_lane(ep, box->avoid);
-        status = (lane == UCP_NULL_LANE) ? UCS_ERR_NO_RESOURCE :
-                 ucp_failover_msg_send(ep, lane, &box->msg.hdr);
+        status = ucp_failover_peer_send(ep, box->avoid, &box->msg.hdr);
     }
     if ((status == UCS_ERR_NO_RESOURCE) && (ucs_get_time() < box->deadline)) {
         box->prog_id = UCS_CALLBACKQ_ID_NULL;
@@ -127,11 +148,8 @@ void ucp_failover_answer_send(ucp_ep_h ep, ucp_lane_index_t avoid,
 {
     ucp_worker_h worker = ep->worker;
     ucp_failover_outbox_t *box;
-    ucp_lane_index_t lane;
 
-    lane = ucp_failover_msg_lane(ep, avoid);
-    if ((lane != UCP_NULL_LANE) &&
-        (ucp_failover_msg_send(ep, lane, &answer->hdr) == UCS_OK)) {
+    if (ucp_failover_peer_send(ep, avoid, &answer->hdr) == UCS_OK) {
         return;
     }
 

@@ -60,6 +60,16 @@
  *            the lane gets the new endpoint, the held requests go to it in
  *            order, and the failover ends. A new failure of the lane is a
  *            new failover.
+ *
+ * When the lane carrying our traffic dies while our ports are up, no lane
+ * is left for these messages, and its failover has nowhere to move but
+ * here (AWAIT, ucp_failover.c): the carrier is lost. Our traffic then
+ * waits in its hold, the rebuild's messages go over the side channel
+ * (ucp_failover_side.c), and the restore sends no marker: the carrier's
+ * failover queries and purges the dead lane over our new connection, after
+ * the peer fenced it, and replays what never executed, ours included,
+ * there; when it forwards, nothing of ours is left behind, and our held
+ * requests follow.
  */
 
 /* a try that fails doubles the interval, up to this many times the first */
@@ -174,14 +184,21 @@ ucp_failover_rebuild_connect(ucp_failover_t *fo,
 }
 
 /* A message about the rebuild, to the peer over a live lane other than the
- * failed one */
+ * failed one; over the side channel when the lane carrying our traffic
+ * died too, or when it answers a message that came that way */
 static ucs_status_t ucp_failover_rebuild_send(ucp_failover_t *fo,
-                                              const ucp_failover_msg_t *msg)
+                                              ucp_failover_rebuild_buf_t *buf,
+                                              int side)
 {
-    ucp_lane_index_t lane = ucp_failover_msg_lane(fo->ep, fo->lane);
+    ucp_lane_index_t lane;
 
+    if (fo->rebuild.carrier_lost || side) {
+        buf->rb.side = 1;
+        return ucp_failover_side_send(fo, &buf->hdr);
+    }
+    lane = ucp_failover_msg_lane(fo->ep, fo->lane);
     return (lane == UCP_NULL_LANE) ? UCS_ERR_NO_RESOURCE :
-           ucp_failover_msg_send(fo->ep, lane, msg);
+           ucp_failover_msg_send(fo->ep, lane, &buf->hdr);
 }
 
 static void ucp_failover_rebuild_ask(ucp_failover_t *fo)
@@ -201,7 +218,7 @@ static void ucp_failover_rebuild_ask(ucp_failover_t *fo)
     fo->rebuild.self    = 0;
     ask.hdr.type        = UCP_FAILOVER_MSG_REBUILD_ASK;
     ask.rb.attempt      = fo->rebuild.attempt;
-    status              = ucp_failover_rebuild_send(fo, &ask.hdr);
+    status              = ucp_failover_rebuild_send(fo, &ask, 0);
     if (status != UCS_OK) {
         ucp_failover_rebuild_retry(fo, "ask not sent", status);
         return;
@@ -319,7 +336,7 @@ static void ucp_failover_rebuild_asked(ucp_ep_h ep,
         return;
     }
 
-    if (ucp_failover_rebuild_send(fo, &answer.hdr) != UCS_OK) {
+    if (ucp_failover_rebuild_send(fo, &answer, rb->side) != UCS_OK) {
         ucp_failover_rebuild_retry(fo, "answer not sent", UCS_ERR_NO_RESOURCE);
         return;
     }
@@ -464,9 +481,11 @@ static void ucp_failover_restore_start(ucp_failover_t *fo)
                               ucs_time_from_sec(ucp_failover_timeout());
     ucp_wireup_replay_pending_requests(fo->ep, &split.others);
     ucs_diag("ep %p: lane %u (%s) is connected again (try %u): holding its "
-             "traffic until the peer took what it sent on lane %u", fo->ep,
-             fo->lane, ucp_ep_get_tl_rsc(fo->ep, fo->lane)->dev_name,
-             fo->rebuild.tries, fo->sub_lane);
+             "traffic until %s lane %u", fo->ep, fo->lane,
+             ucp_ep_get_tl_rsc(fo->ep, fo->lane)->dev_name, fo->rebuild.tries,
+             fo->rebuild.carrier_lost ?
+             "what it had sent is resent or executed, by the failover of" :
+             "the peer took what it sent on", fo->sub_lane);
 }
 
 /* The restore cannot finish: the lane forwards to the other lane again.
@@ -631,7 +650,7 @@ void ucp_failover_rebuild_progress(ucp_failover_t *fo)
         confirm.rb.uuid          = fo->ep->worker->uuid;
         confirm.rb.peer_seq      = fo->rebuild.peer_seq;
         confirm.rb.attempt       = fo->rebuild.attempt;
-        status = ucp_failover_rebuild_send(fo, &confirm.hdr);
+        status = ucp_failover_rebuild_send(fo, &confirm, 0);
         if (status == UCS_OK) {
             ucp_failover_restore_start(fo);
         } else if ((status != UCS_ERR_NO_RESOURCE) ||
@@ -644,6 +663,25 @@ void ucp_failover_rebuild_progress(ucp_failover_t *fo)
     }
 }
 
+/* RESTORE with the carrier dead: no marker can go behind our traffic
+ * there. Instead the carrier's failover purges it, after the peer fenced
+ * it, and replays what never executed, ours included, on our new
+ * connection: when it forwards, nothing we sent on it is left to overtake,
+ * and our held requests follow. Returns 1 if fo is gone. */
+static int ucp_failover_restore_carrier_lost(ucp_failover_t *fo)
+{
+    ucp_failover_t *carrier = ucp_failover_of_lane(fo->ep, fo->sub_lane);
+
+    if ((carrier == NULL) || (carrier->state == UCP_FAILOVER_FORWARD) ||
+        (carrier->state == UCP_FAILOVER_RESTORE)) {
+        ucp_failover_restore_finish(fo);
+        return 1;
+    }
+    /* (a failure of the new connection fails the carrier's query on it,
+     * and its failover ends the endpoint) */
+    return 0;
+}
+
 /* RESTORE: the marker, the peer's answer. Returns 1 if fo is gone. */
 int ucp_failover_restore_progress(ucp_failover_t *fo)
 {
@@ -653,6 +691,9 @@ int ucp_failover_restore_progress(ucp_failover_t *fo)
     if (fo->rebuild.marked) {
         ucp_failover_restore_finish(fo);
         return 1;
+    }
+    if (fo->rebuild.carrier_lost) {
+        return ucp_failover_restore_carrier_lost(fo);
     }
     if (fo->rebuild.failed) {
         ucp_failover_restore_revert(fo, "the new endpoint failed",
@@ -679,6 +720,61 @@ int ucp_failover_restore_progress(ucp_failover_t *fo)
                                     UCS_ERR_TIMED_OUT);
     }
     return 0;
+}
+
+/* The lane carrying our traffic failed with no other lane left: can this
+ * lane be connected again now, to carry that lane's traffic and its own?
+ * Only on the same memory domain (the carrier's failover replays our
+ * operations without translating them), with the peer's aux address (the
+ * side channel), and with a port of ours up. */
+int ucp_failover_rebuild_can_carry(ucp_failover_t *fo)
+{
+    uct_ep_attr_t attr;
+
+    if ((fo->rebuild.state == UCP_FAILOVER_REBUILD_OFF) || fo->other_md ||
+        !ucp_failover_side_known(fo)) {
+        return 0;
+    }
+    if (fo->state == UCP_FAILOVER_RESTORE) {
+        return 1; /* its new connection is proven */
+    }
+    attr.field_mask = UCT_EP_ATTR_FIELD_PATH_UP;
+    return (uct_ep_query(fo->failed_ep, &attr) == UCS_OK) && attr.path_up;
+}
+
+/* The lane carrying our traffic failed, and its failover waits for us
+ * (AWAIT): our traffic waits with its own, in its hold; the rebuild's
+ * messages go over the side channel from now on, and a try under way
+ * whose ask went over the dead lane starts again, now */
+void ucp_failover_rebuild_carrier_lost(ucp_failover_t *fo)
+{
+    ucp_ep_h ep = fo->ep;
+    ucs_status_t status;
+
+    fo->rebuild.carrier_lost = 1;
+    status                   = ucp_failover_side_open(fo);
+    if (status != UCS_OK) {
+        ucs_diag("ep %p: no side channel for lane %u: %s", ep, fo->lane,
+                 ucs_status_string(status));
+    }
+    if (fo->state != UCP_FAILOVER_FORWARD) {
+        return;
+    }
+
+    ucp_proxy_ep_set_uct_ep(ucs_derived_of(fo->proxy, ucp_proxy_ep_t),
+                            ep->uct_eps[fo->sub_lane], 0,
+                            ucp_ep_get_rsc_index(ep, fo->sub_lane));
+    if (fo->rebuild.state == UCP_FAILOVER_REBUILD_ASKED) {
+        ucp_failover_rebuild_drop(fo);
+    }
+    if (fo->rebuild.state == UCP_FAILOVER_REBUILD_IDLE) {
+        fo->rebuild.next     = ucs_get_time();
+        fo->rebuild.interval = fo->rebuild.base;
+    }
+    ucs_diag("ep %p: lane %u's carrier, lane %u, failed: connecting lane %u "
+             "again over the side channel (rebuild %s)", ep, fo->lane,
+             fo->sub_lane, fo->lane,
+             ucp_failover_rebuild_state_names[fo->rebuild.state]);
 }
 
 /* The rebuild messages other than the ask */

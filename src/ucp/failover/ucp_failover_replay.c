@@ -64,6 +64,9 @@ void ucp_failover_answer(ucp_worker_h worker,
     memset(&reply, 0, sizeof(reply));
     status    = UCS_ERR_NO_ELEM;
     dead_lane = UCP_NULL_LANE;
+    if (query->side_length > query->token_length) {
+        return;
+    }
     for (lane = 0; lane < ucp_ep_num_lanes(ep); ++lane) {
         if (!ucp_failover_lane_can_purge(ep, lane)) {
             continue;
@@ -71,7 +74,8 @@ void ucp_failover_answer(ucp_worker_h worker,
         wiface    = ucp_worker_iface(worker, ucp_ep_get_rsc_index(ep, lane));
         rx_length = 0;
         status    = uct_iface_derive_rx_token(wiface->iface, query + 1,
-                                              query->token_length,
+                                              query->token_length -
+                                              query->side_length,
                                               reply.token, &rx_length);
         if (status == UCS_OK) {
             dead_lane                = lane;
@@ -84,6 +88,14 @@ void ucp_failover_answer(ucp_worker_h worker,
              (dead_lane == UCP_NULL_LANE) ? "is not ours" : "fenced here",
              ucs_status_string(status));
 
+    if (dead_lane != UCP_NULL_LANE) {
+        /* where the peer reaches us when no lane is left (the side
+         * channel) */
+        reply.hdr.side_length   = (uint8_t)ucp_failover_side_addr_pack(
+                ep, dead_lane, reply.token + reply.hdr.token_length,
+                UCP_FAILOVER_SIDE_ADDR_MAX);
+        reply.hdr.token_length += reply.hdr.side_length;
+    }
     reply.hdr.type      = UCP_FAILOVER_MSG_REPLY;
     reply.hdr.status    = (int8_t)status;
     reply.hdr.seq       = query->seq;
@@ -375,12 +387,18 @@ ucs_status_t ucp_failover_send_query(ucp_failover_t *fo)
     query.hdr.dst_ep_id    = ucp_ep_remote_id(fo->ep);
     query.hdr.src_ep_id    = ucp_ep_local_id(fo->ep);
     memcpy(query.token, fo->tx_token, fo->tx_token_length);
+    query.hdr.side_length   = (uint8_t)ucp_failover_side_addr_pack(
+            fo->ep, fo->lane, query.token + fo->tx_token_length,
+            UCP_FAILOVER_SIDE_ADDR_MAX);
+    query.hdr.token_length += query.hdr.side_length;
 
     if ((ucp_failover_sub_ep(fo) == NULL) ||
         ucp_is_uct_ep_failed(ucp_failover_sub_ep(fo))) {
         return UCS_ERR_UNREACHABLE;
     }
-    return ucp_failover_msg_send(fo->ep, fo->sub_lane, &query.hdr);
+    /* on the endpoint the lane moves to: the lane's, or (AWAIT) the new
+     * connection of the lane whose traffic this one carried */
+    return ucp_failover_msg_post(ucp_failover_sub_ep(fo), &query.hdr);
 }
 
 /* The peer's RX token: purge the failed endpoint, then replay from the
@@ -399,6 +417,12 @@ void ucp_failover_replied(ucp_worker_h worker,
     if ((fo == NULL) || (fo->state != UCP_FAILOVER_QUERY)) {
         return; /* late: the failover gave up */
     }
+    if (reply->side_length > reply->token_length) {
+        return;
+    }
+    ucp_failover_side_addr_keep(fo, (const uint8_t*)(reply + 1) +
+                                    reply->token_length - reply->side_length,
+                                reply->side_length);
 
     if (reply->status != UCS_OK) {
         /* the peer could not fence: nothing can be decided, and nothing
@@ -413,7 +437,7 @@ void ucp_failover_replied(ucp_worker_h worker,
                              UCT_EP_OUTSTANDING_FIELD_CB |
                              UCT_EP_OUTSTANDING_FIELD_ARG;
     params.rx_token        = reply + 1;
-    params.rx_token_length = reply->token_length;
+    params.rx_token_length = reply->token_length - reply->side_length;
     params.cb              = ucp_failover_keep_op;
     params.arg             = fo;
     status = uct_ep_outstanding_purge(fo->failed_ep, &params);

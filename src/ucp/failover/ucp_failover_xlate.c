@@ -299,7 +299,8 @@ static ucp_failover_t *ucp_failover_of_xlate(uct_ep_h xlate_ep)
 
 uct_ep_h ucp_failover_sub_ep(ucp_failover_t *fo)
 {
-    return fo->ep->uct_eps[fo->sub_lane];
+    return (fo->sub_new_ep != NULL) ? fo->sub_new_ep :
+           fo->ep->uct_eps[fo->sub_lane];
 }
 
 /* The operations below: translate, then post on the other lane */
