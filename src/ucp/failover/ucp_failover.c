@@ -195,27 +195,6 @@ ucp_failover_t *ucp_failover_side_owner(ucp_ep_h ep)
     return found;
 }
 
-/* The failover that moved its lane's traffic onto this lane and can
- * connect its own lane again now (ucp_failover_rebuild_can_carry) */
-static ucp_failover_t *ucp_failover_carried(ucp_ep_h ep,
-                                            ucp_lane_index_t lane)
-{
-    ucp_failover_t *fo, *found = NULL;
-
-    ucs_spin_lock(&ucp_failover_lock);
-    ucs_list_for_each(fo, &ucp_failover_list, list) {
-        if ((fo->ep == ep) && (fo->sub_lane == lane) &&
-            ((fo->state == UCP_FAILOVER_FORWARD) ||
-             (fo->state == UCP_FAILOVER_RESTORE))) {
-            found = fo;
-            break;
-        }
-    }
-    ucs_spin_unlock(&ucp_failover_lock);
-    return ((found != NULL) && ucp_failover_rebuild_can_carry(found)) ?
-           found : NULL;
-}
-
 int ucp_failover_unowned_ep_failed(ucp_worker_h worker, uct_ep_h uct_ep,
                                    ucs_status_t status)
 {
@@ -427,6 +406,37 @@ static ucp_lane_index_t ucp_failover_substitute(ucp_ep_h ep,
     return other_md;
 }
 
+/* The failover that moved its lane's traffic onto this lane and can
+ * connect its own lane again now (ucp_failover_rebuild_can_carry) */
+static ucp_failover_t *ucp_failover_carried(ucp_ep_h ep,
+                                            ucp_lane_index_t lane)
+{
+    ucp_failover_t *fo, *found = NULL;
+
+    ucs_spin_lock(&ucp_failover_lock);
+    ucs_list_for_each(fo, &ucp_failover_list, list) {
+        if ((fo->ep == ep) && (fo->sub_lane == lane) &&
+            ((fo->state == UCP_FAILOVER_FORWARD) ||
+             (fo->state == UCP_FAILOVER_RESTORE))) {
+            found = fo;
+            break;
+        }
+    }
+    ucs_spin_unlock(&ucp_failover_lock);
+    if ((found == NULL) || !ucp_failover_rebuild_can_carry(found)) {
+        return NULL;
+    }
+    /* on another memory domain, it takes what this lane's transport does */
+    return (!found->other_md ||
+            ucp_failover_limits_cover(
+                    &ucp_worker_iface(ep->worker,
+                                      ucp_ep_get_rsc_index(ep, found->lane))->
+                            attr,
+                    &ucp_worker_iface(ep->worker,
+                                      ucp_ep_get_rsc_index(ep, lane))->attr)) ?
+           found : NULL;
+}
+
 /* The lane's transport can tell which operations never executed */
 int ucp_failover_lane_can_purge(ucp_ep_h ep, ucp_lane_index_t lane)
 {
@@ -531,8 +541,9 @@ ucs_status_t ucp_failover_lane_failed(ucp_ep_h ep, ucp_lane_index_t lane,
     fo->ep              = ep;
     fo->lane            = lane;
     fo->sub_lane        = sub_lane;
-    fo->state           = (carried != NULL) ? UCP_FAILOVER_AWAIT :
-                                              UCP_FAILOVER_QUERY;
+    fo->awaited         = (carried != NULL);
+    fo->state           = fo->awaited ? UCP_FAILOVER_AWAIT :
+                                        UCP_FAILOVER_QUERY;
     fo->status          = status;
     fo->failed_ep       = uct_ep;
     fo->t_failed        = ucs_get_time();

@@ -64,7 +64,9 @@ static ucs_config_field_t ucp_failover_config_table[] = {
    ucs_offsetof(ucp_failover_opts_t, super.spare_lane), UCS_CONFIG_TYPE_BOOL},
 
   {"TIMEOUT", "2s",
-   "How long a failover waits for the peer's answer; then the endpoint fails.",
+   "How long a failover waits for the peer's answer; then the endpoint fails.\n"
+   "A lane that waits for the lane it carried to be connected again waits\n"
+   "twice this.",
    ucs_offsetof(ucp_failover_opts_t, super.timeout), UCS_CONFIG_TYPE_TIME},
 
   {"REBUILD_INTERVAL", "1s",

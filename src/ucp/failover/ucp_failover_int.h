@@ -99,6 +99,8 @@ typedef struct ucp_failover {
     uint8_t                 listed;       /* in ucp_failover_list */
     uint8_t                 other_md;     /* the other lane is on another
                                              memory domain */
+    uint8_t                 awaited;      /* started in AWAIT: moved onto a
+                                             lane connected again */
     uint32_t                seq;
     ucs_status_t            status;       /* of the failure */
     struct {

@@ -724,14 +724,15 @@ int ucp_failover_restore_progress(ucp_failover_t *fo)
 
 /* The lane carrying our traffic failed with no other lane left: can this
  * lane be connected again now, to carry that lane's traffic and its own?
- * Only on the same memory domain (the carrier's failover replays our
- * operations without translating them), with the peer's aux address (the
- * side channel), and with a port of ours up. */
+ * With the peer's aux address (the side channel) and a port of ours up.
+ * (On another memory domain the carrier's failover translates what it
+ * replays back: our operations it carried hold its memory domain's keys,
+ * taken from the same remote keys.) */
 int ucp_failover_rebuild_can_carry(ucp_failover_t *fo)
 {
     uct_ep_attr_t attr;
 
-    if ((fo->rebuild.state == UCP_FAILOVER_REBUILD_OFF) || fo->other_md ||
+    if ((fo->rebuild.state == UCP_FAILOVER_REBUILD_OFF) ||
         !ucp_failover_side_known(fo)) {
         return 0;
     }

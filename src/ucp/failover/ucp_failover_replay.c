@@ -323,27 +323,29 @@ static void ucp_failover_report(ucp_failover_t *fo)
                     "\"memory_domain\":\"%s\",\"keys_translated\":%u,"
                     "\"buffers_registered\":%u,"
                     "\"handed_back\":%u,\"handed_back_by_op\":{%s},"
-                    "\"resent\":%u,\"held\":%u,"
+                    "\"resent\":%u,\"held\":%u,\"awaited_rebuild\":%s,"
                     "\"failure_to_flowing_us\":%.1f}\n", getpid(), ep,
                     ucs_status_string(fo->status), fo->lane,
                     ucp_ep_get_tl_rsc(ep, fo->lane)->dev_name, fo->sub_lane,
                     ucp_ep_get_tl_rsc(ep, fo->sub_lane)->dev_name,
                     fo->other_md ? "other" : "same", fo->keys_translated,
                     fo->buffers_registered, fo->handed_back, by_op,
-                    fo->replayed, fo->held_count, us);
+                    fo->replayed, fo->held_count,
+                    fo->awaited ? "true" : "false", us);
             fclose(file);
         }
     }
 
     ucs_info("ep %p: lane %u (%s) failed (%s); its traffic moved to lane %u "
-             "(%s, %s memory domain): %u operations resent (handed back by "
-             "the transport as never executed: {%s}), %u requests held "
+             "(%s, %s memory domain%s): %u operations resent (handed back "
+             "by the transport as never executed: {%s}), %u requests held "
              "meanwhile; traffic flowing again %.1f us after the failure",
              ep, fo->lane,
              ucp_ep_get_tl_rsc(ep, fo->lane)->dev_name,
              ucs_status_string(fo->status), fo->sub_lane,
              ucp_ep_get_tl_rsc(ep, fo->sub_lane)->dev_name,
-             fo->other_md ? "another" : "the same", fo->replayed,
+             fo->other_md ? "another" : "the same",
+             fo->awaited ? ", connected again for it" : "", fo->replayed,
              by_op, fo->held_count, us);
 }
 
