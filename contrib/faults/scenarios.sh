@@ -81,6 +81,13 @@
 #   after[:MODE]   the endpoint after a failover, link kept down (issue 9):
 #                  survive, peer-killed, new-client (by default; on softib
 #                  not new-client, see sc_after); after:survive:S idles S s
+#   carrier[:EPS]  two UCP lanes (links 1+2, 3+4, as lane), varuna_demo on
+#                  EPS endpoint pairs (16): both paths of the first lane
+#                  die; once moved, its links come back and right after
+#                  them the second lane's die (issue 48): the first lane is
+#                  connected again over the aux transport, the second's
+#                  traffic moves there; exactly once, no endpoint ended,
+#                  and lane failovers that waited for that on both sides
 #   flap:SECS[:PACE[:EPS[:shared]]]  links that fail and heal at random,
 #                  a path always left: two UCP lanes (links 1+2, 3+4, as lane;
 #                  shared, softib only: both processes on side A's ports, so
@@ -1479,6 +1486,75 @@ sc_udqp()
 }
 
 
+# ---------------------------------------------------------------- the carrier
+
+# carrier[:EPS]: both paths of the first lane die; once every endpoint of
+# both processes moved it (EPS x 2 lane_failover reports, at most 10 s),
+# its links come back and right after them the second lane's die, so the
+# second lane, the first's carrier, fails while the first is not yet
+# connected again (issue 48, item 3). The first lane is connected again
+# over the aux transport and the second's traffic moves to it: exactly
+# once, no endpoint ended, and lane failovers that waited for the rebuild
+# ("awaited_rebuild":true) on both sides; one that found the first lane
+# connected already did not test this, and the run says so and fails.
+sc_carrier()
+{
+    local eps=${1:-16} name t awaited moved pids
+    local SC_A_NET SC_A_STANDBY SC_B_NET SC_B_STANDBY
+    local -x UCX_MAX_EAGER_LANES=2 UCX_MAX_RNDV_LANES=2
+
+    name=carrier-$eps
+    local -x UCX_UCP_FAILOVER_REPORT=$SC_LOGS/$name/report.json
+    sc_two_lanes || return 1
+    sc_mark "$name: varuna_demo on $eps endpoint pairs over two UCP lanes" \
+            "($(sc_many_pace)); links 1+2 down; once moved, back, and links" \
+            "3+4 (the carrier) down"
+    SC_LIMIT=120
+    sc_start_many "$name" $((SC_LIMIT * 60000)) "$eps"
+    sc_wait_round 1
+    fsleep 1
+    link_down 1 A
+    link_down 2 A
+    sc_event "carrier: links 1 and 2 (the first lane) down"
+    t=$(($(sc_us) + 10000000))
+    while sc_running && (($(sc_us) < t)) &&
+          (($(sc_count "$UCX_UCP_FAILOVER_REPORT" \
+              '"event":"lane_failover"') < 2 * eps)); do
+        fsleep 0.05
+    done
+    moved=$(sc_count "$UCX_UCP_FAILOVER_REPORT" '"event":"lane_failover"')
+    link_heal 1
+    link_heal 2
+    link_down 3 A
+    link_down 4 A
+    sc_event "carrier: $moved lanes moved; links 1 and 2 up, links 3 and 4" \
+             "(the carrier) down"
+    fsleep 5
+    link_heal 3
+    link_heal 4
+    sc_event "carrier: links 3 and 4 up"
+    fsleep 2
+    : >"$SC_DIR/stop"
+    sc_end
+    sc_reports
+    awaited=$(sc_count "$SC_DIR/report.json" '"awaited_rebuild":true')
+    pids=$(sed -n -E 's/.*"event":"lane_failover","pid":([0-9]+),.*"awaited_rebuild":true.*/\1/p' \
+               "$SC_DIR/report.json" 2>/dev/null | sort -u | wc -l)
+    if [[ $SC_OK -eq 1 && $SC_CONFLICTS -eq 0 && $pids -eq 2 ]]; then
+        sc_ok "$name: exactly once, no endpoint ended; $moved lanes moved," \
+              "then $awaited moved onto the first lane connected again as" \
+              "their own died, on both sides ($SC_SECS s)"
+    elif [[ $SC_OK -eq 1 && $SC_CONFLICTS -eq 0 ]]; then
+        sc_bad "$name: right, but lane failovers that waited for the" \
+               "rebuild on $pids of 2 sides ($awaited): the carrier died" \
+               "after the first lane was connected again (logs: $SC_DIR)"
+    else
+        sc_bad "$name: ok=$SC_OK conflicts=$SC_CONFLICTS, $moved lanes" \
+               "moved, $awaited awaited (logs: $SC_DIR)"
+    fi
+}
+
+
 # ---------------------------------------------------------------- flapping
 
 # Links that fail and heal at random while PID runs, for at most SECS
@@ -1715,7 +1791,9 @@ sc_flap()
               "${after_msg:+$after_msg: no endpoint ended; }" \
               "$SC_REPORTS failovers, $(sc_count \
               "$SC_DIR/report.json" '"event":"lane_failover"') lane" \
-              "failovers, $(sc_count "$SC_DIR/report.json" \
+              "failovers ($(sc_count "$SC_DIR/report.json" \
+              '"awaited_rebuild":true') onto a lane connected again as" \
+              "their own died), $(sc_count "$SC_DIR/report.json" \
               '"event":"failback"') failbacks ($SC_SECS s)"
     else
         sc_bad "$name: ok=$SC_OK conflicts=$SC_CONFLICTS after" \
@@ -1841,6 +1919,8 @@ for sc in $list; do
     after:*)  sc_after ${sc#after:} ;;
     lane-peer-killed) sc_after lane-peer-killed ;;
     udqp)     sc_udqp ;;
+    carrier)  sc_carrier ;;
+    carrier:*) sc_carrier ${sc#carrier:} ;;
     flap)     sc_flap ;;
     flap:*)   sc_flap $(IFS=:; echo ${sc#flap:}) ;;
     mpi-flap) sc_mpi_flap ;;
