@@ -98,7 +98,7 @@
 #                  0.1 to 1 s (fast) one of the four links, drawn at random,
 #                  goes down or comes back, never fewer than two of them
 #                  up. The draws follow SC_SEED (printed, with the line that
-#                  runs them again; by default from the clock). Then 5 s
+#                  runs them again; by default from the clock). Then 8 s
 #                  with every link up (SC_FLAP_SETTLE) and both lanes'
 #                  primaries down at once: every endpoint re-protected.
 #                  Exactly once, no endpoint ended, no hang. With
@@ -1621,15 +1621,20 @@ sc_flap_primaries_down()
     kill -0 $pid 2>/dev/null && SC_FLAP_SETTLED=1
 }
 
-# After the flapping: SC_FLAP_SETTLE seconds (default 5) with every link
+# After the flapping: SC_FLAP_SETTLE seconds (default 8) with every link
 # up, then both primaries down (sc_flap_primaries_down). Re-protection is
 # bounded by UCX_RC_VARUNA_REPROTECT_TIMEOUT (1 s) and a lane's rebuild
 # starts when its port comes back, so by then every endpoint, busy or
 # idle, has its standby again; one that had not would end, and the run's
-# "no endpoint ended" would fail. sc_flap_settled PID
+# "no endpoint ended" would fail. Longer than UCX_RC_VARUNA_FAILBACK_HOLD
+# (5 s): a failback leaves its lane without a standby until the path it
+# left is re-protected (about a millisecond), and with 5 s the check fell
+# on the failbacks of lanes whose primary came back with the last heal
+# (seed 3002 fast: links 1 and 3 down 2 ms after both lanes of an
+# endpoint began to fail back, and it ended). sc_flap_settled PID
 sc_flap_settled()
 {
-    local pid=$1 settle=${SC_FLAP_SETTLE:-5}
+    local pid=$1 settle=${SC_FLAP_SETTLE:-8}
 
     SC_FLAP_SETTLED=0
     fsleep "$settle"
