@@ -102,12 +102,22 @@ void ucp_failover_rebuild_drop(ucp_failover_t *fo)
     }
 }
 
-/* The try ends without the lane: the next one after a longer interval */
+/* The try ends without the lane: the next one after a longer interval.
+ * With the carrier lost, its failover waits for this lane for twice
+ * UCX_UCP_FAILOVER_TIMEOUT: the next try is within a quarter of the
+ * timeout (a probe sent while the new path lost everything fails, and the
+ * path may be back a moment later). */
 static void ucp_failover_rebuild_retry(ucp_failover_t *fo, const char *why,
                                        ucs_status_t status)
 {
+    ucs_time_t delay = fo->rebuild.interval;
+
+    if (fo->rebuild.carrier_lost) {
+        delay = ucs_min(delay,
+                        ucs_time_from_sec(ucp_failover_timeout() / 4));
+    }
     ucp_failover_rebuild_drop(fo);
-    fo->rebuild.next     = ucs_get_time() + fo->rebuild.interval;
+    fo->rebuild.next     = ucs_get_time() + delay;
     fo->rebuild.interval = ucs_min(fo->rebuild.interval * 2,
                                    fo->rebuild.base *
                                    UCP_FAILOVER_REBUILD_BACKOFF);
