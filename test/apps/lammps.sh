@@ -24,11 +24,19 @@
 # before the grow (the reprotected event's send_credits equal to the grown
 # event's old_send_credits).
 #
+# With -c, the carrier's death instead (issue 48): two lanes (softib0:1
+# and softib0:2, standbys on softib1), the first one's ports go down DOWN s
+# into the long run; once both ranks moved it to the second lane, they
+# come back and at once the second lane's go down (back UP s later). A run
+# is OK when the results are identical and each rank reports a lane
+# failover onto the first lane connected again ("awaited_rebuild").
+#
 # The controller runs at real-time priority from the long run's start to
 # the heal: with both ranks busy on 2 cores, its sleeps came back up to
 # 12 s late otherwise (an outage of 16.8 s for 4).
 #
-# Usage: test/apps/lammps.sh [-r RUNS] [-n STEPS] [-d DOWN] [-u UP]
+# Usage: test/apps/lammps.sh [-c] [-r RUNS] [-n STEPS] [-d DOWN] [-u UP]
+#   -c        the carrier's death, not a link's failure and heal
 #   -r RUNS   runs with the fault (default 5)
 #   -n STEPS  steps of the long run (default 30000)
 #   -d DOWN   seconds into the long run when softib0:1 goes down (3)
@@ -42,9 +50,10 @@ set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../../contrib/common.sh"
 . "$RC_VARUNA_ROOT/test/mpi/lib.sh"
 
-runs=5 steps=30000 down=3 up=4
-while getopts "r:n:d:u:" opt; do
+runs=5 steps=30000 down=3 up=4 carrier=0
+while getopts "cr:n:d:u:" opt; do
     case $opt in
+    c) carrier=1 ;;
     r) runs=$OPTARG ;;
     n) steps=$OPTARG ;;
     d) down=$OPTARG ;;
@@ -96,6 +105,63 @@ lammps_fault()
     kill -0 "$pid" 2>/dev/null
 }
 
+# The carrier's death in run directory D while the job PID runs (-c): the
+# first lane's ports go down (every endpoint, busy or idle, sees it at
+# once); when both ranks moved it and no lane failover came for 1 s, they
+# come back and at once the second lane's go down, before the first lane
+# can have been connected again (a few ms between; the rebuild takes more)
+lammps_carrier_fault()
+{
+    local d=$1 pid=$2 t n last=-1 still=0
+
+    while kill -0 "$pid" 2>/dev/null &&
+          (($(grep -c '^ *Step' "$d/out.log") < 2)); do
+        sleep 0.05
+    done
+    chrt -f -p 50 $$ >/dev/null ||
+        rc_varuna_die "chrt: cannot run the controller at real-time priority"
+    sleep "$down"
+    kill -0 "$pid" 2>/dev/null || { chrt -o -p 0 $$; return 1; }
+    softib link down softib0:1 >>"$d/events.txt" 2>&1
+    softib link down softib1:1 >>"$d/events.txt" 2>&1
+    echo "softib0:1 softib1:1 down at ${EPOCHREALTIME}" >>"$d/events.txt"
+    t=$((SECONDS + 30))
+    while kill -0 "$pid" 2>/dev/null && ((SECONDS < t && still < 20)); do
+        sleep 0.05
+        n=$(grep -c '"event":"lane_failover"' "$d/report.json")
+        if ((n == last)) &&
+           (($(sed -n 's/.*"event":"lane_failover","pid":\([0-9]*\),.*/\1/p' \
+               "$d/report.json" | sort -u | wc -l) == 2)); then
+            still=$((still + 1))
+        else
+            still=0 last=$n
+        fi
+    done
+    softib link up softib0:1 >>"$d/events.txt" 2>&1
+    softib link up softib1:1 >>"$d/events.txt" 2>&1
+    softib link down softib0:2 >>"$d/events.txt" 2>&1
+    softib link down softib1:2 >>"$d/events.txt" 2>&1
+    echo "after $last lane failovers: softib0:1 softib1:1 up, softib0:2" \
+         "softib1:2 down at ${EPOCHREALTIME}" >>"$d/events.txt"
+    sleep "$up"
+    softib link up softib0:2 >>"$d/events.txt" 2>&1
+    softib link up softib1:2 >>"$d/events.txt" 2>&1
+    echo "softib0:2 softib1:2 up at ${EPOCHREALTIME}" >>"$d/events.txt"
+    chrt -o -p 0 $$
+    kill -0 "$pid" 2>/dev/null
+}
+
+# What is wrong with the carrier run D's reports (nothing: empty)
+lammps_carrier_wrong()
+{
+    local rep=$1/report.json n
+
+    n=$(sed -n 's/.*"event":"lane_failover","pid":\([0-9]*\),.*"awaited_rebuild":true.*/\1/p' \
+        "$rep" | sort -u | wc -l)
+    ((n == 2)) ||
+        echo "$n of 2 ranks moved a lane onto the lane connected again"
+}
+
 # What is wrong with the reports of run directory D (nothing: empty)
 lammps_reports_wrong()
 {
@@ -135,7 +201,12 @@ lammps_reports_wrong()
 lammps_run()
 {
     local name=$1 fault=$2 d=$logs/$1 pid rc start wrong
+    local -a net=(-x UCX_NET_DEVICES=softib0:1)
 
+    # -c: two lanes, both in every run (the clean one's results compare)
+    ((carrier)) && net=(-x UCX_NET_DEVICES=softib0:1,softib0:2
+                        -x UCX_MAX_EAGER_LANES=2 -x UCX_MAX_RNDV_LANES=2
+                        -x UCX_UCP_FAILOVER_REBUILD_INTERVAL=60s)
     mkdir -p "$d"
     : >"$d/report.json"
     : >"$d/out.log"
@@ -143,14 +214,17 @@ lammps_run()
     start=$SECONDS
     (cd "$d" && exec setsid softib run -- mpirun --allow-run-as-root \
         --oversubscribe -np 2 "${mpi_ucx_only[@]}" \
-        -x UCX_TLS=rc_varuna,ud_verbs:aux -x UCX_NET_DEVICES=softib0:1 \
+        -x UCX_TLS=rc_varuna,ud_verbs:aux "${net[@]}" \
         -x UCX_RC_VARUNA_STANDBY=auto -x UCX_LOG_LEVEL=info \
         -x OMP_NUM_THREADS=1 -x UCX_RC_VARUNA_REPORT="$d/report.json" \
         -x UCX_UCP_FAILOVER_REPORT="$d/report.json" \
         lmp -nocite -log "$d/log.lammps" -var nsteps "$steps" -in "$input" \
         >"$d/out.log" 2>&1 </dev/null) &
     pid=$!
-    if ((fault)) && ! lammps_fault "$d" $pid; then
+    if ((fault && carrier)) && ! lammps_carrier_fault "$d" $pid; then
+        echo "$name: WRONG: the job ended before the carrier's heal"
+        return 1
+    elif ((fault && !carrier)) && ! lammps_fault "$d" $pid; then
         echo "$name: WRONG: the job ended before the heal"
         return 1
     fi
@@ -181,10 +255,23 @@ lammps_run()
              "(diff $logs/clean/results.txt $d/results.txt)"
         return 1
     fi
-    wrong=$(lammps_reports_wrong "$d" | paste -sd';' -)
+    if ((carrier)); then
+        wrong=$(lammps_carrier_wrong "$d" | paste -sd';' -)
+    else
+        wrong=$(lammps_reports_wrong "$d" | paste -sd';' -)
+    fi
     if [[ -n $wrong ]]; then
         echo "$name: WRONG: $wrong"
         return 1
+    fi
+    if ((carrier)); then
+        echo "$name: OK, results identical; $(grep -c \
+             '"event":"lane_failover"' "$d/report.json") lane failovers," \
+             "$(grep -c '"awaited_rebuild":true' "$d/report.json") onto" \
+             "the lane connected again as their own died, $(grep -c \
+             '"event":"lane_restored"' "$d/report.json") lanes restored;" \
+             "$((SECONDS - start)) s"
+        return 0
     fi
     echo "$name: OK, results identical; $(grep -c '"event":"failover"' \
          "$d/report.json") failovers, $(grep -c '"event":"grown"' \
