@@ -1502,7 +1502,7 @@ sc_udqp()
 # ("awaited_rebuild":true) on both sides.
 sc_carrier()
 {
-    local eps=${1:-16} name t awaited moved pids
+    local eps=${1:-16} name t awaited moved pids restored
     local SC_A_NET SC_A_STANDBY SC_B_NET SC_B_STANDBY
     local -x UCX_MAX_EAGER_LANES=2 UCX_MAX_RNDV_LANES=2
     local -x UCX_UCP_FAILOVER_REBUILD_INTERVAL=60s
@@ -1547,10 +1547,20 @@ sc_carrier()
     awaited=$(sc_count "$SC_DIR/report.json" '"awaited_rebuild":true')
     pids=$(sed -n -E 's/.*"event":"lane_failover","pid":([0-9]+),.*"awaited_rebuild":true.*/\1/p' \
                "$SC_DIR/report.json" 2>/dev/null | sort -u | wc -l)
-    if [[ $SC_OK -eq 1 && $SC_CONFLICTS -eq 0 && $pids -eq 2 ]]; then
-        sc_ok "$name: exactly once, no endpoint ended; $moved lanes moved," \
-              "then $awaited moved onto the first lane connected again as" \
-              "their own died, on both sides ($SC_SECS s)"
+    # 2 s after the second lane's links came back: each moved lane (the
+    # first's moves, then the second's) connected again, none left moved
+    moved=$(sc_count "$SC_DIR/report.json" '"event":"lane_failover"')
+    restored=$(sc_count "$SC_DIR/report.json" '"event":"lane_restored"')
+    if [[ $SC_OK -eq 1 && $SC_CONFLICTS -eq 0 && $pids -eq 2 &&
+          $restored -eq $moved ]]; then
+        sc_ok "$name: exactly once, no endpoint ended; $awaited lanes" \
+              "moved onto the first lane connected again as their own" \
+              "died, on both sides; all $moved moved lanes connected" \
+              "again at the end ($SC_SECS s)"
+    elif [[ $SC_OK -eq 1 && $SC_CONFLICTS -eq 0 && $pids -eq 2 ]]; then
+        sc_bad "$name: right, but $restored of $moved moved lanes" \
+               "connected again 2 s after every link came back" \
+               "(logs: $SC_DIR)"
     elif [[ $SC_OK -eq 1 && $SC_CONFLICTS -eq 0 ]]; then
         sc_bad "$name: right, but lane failovers that waited for the" \
                "rebuild on $pids of 2 sides ($awaited) (logs: $SC_DIR)"
