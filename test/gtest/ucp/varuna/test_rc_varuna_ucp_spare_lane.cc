@@ -319,6 +319,28 @@ protected:
         }
     }
 
+    /* both paths of the memory access lane die with rounds in flight (its
+     * traffic moves to the spare, exactly once) and stay down 300 ms, as
+     * a flapping link's do; returns its port */
+    unsigned move_rma_lane(ucs_time_t deadline)
+    {
+        unsigned port;
+        ucs_time_t until;
+
+        flush_workers();
+        port = rma_port();
+        map_target();
+        m_one   = 1;
+        m_one32 = 1;
+        expect_all_done(rounds_through(deadline, port, true));
+        verify_exactly_once();
+        until = ucs_get_time() + ucs_time_from_msec(300);
+        while (ucs_get_time() < until) {
+            progress();
+        }
+        return port;
+    }
+
     /* lanes of the endpoint whose traffic the lane failover moved */
     static unsigned moved_lanes(ucp_ep_h ep)
     {
@@ -577,23 +599,9 @@ UCS_TEST_P(test_rc_varuna_ucp_spare_lane, port_back_rebuilds_at_once)
         UCS_TEST_SKIP_R("one lane: the first double failure ends it");
     }
 
-    flush_workers();
-    port = rma_port();
-    map_target();
-    m_one   = 1;
-    m_one32 = 1;
-
-    expect_all_done(rounds_through(deadline, port, true));
-    verify_exactly_once();
-    ASSERT_EQ(1u, moved_lanes(sender().ep())) << "the lane did not move";
-
-    /* a while down, as a flapping link is */
-    until = ucs_get_time() + ucs_time_from_msec(300);
-    while (ucs_get_time() < until) {
-        progress();
-    }
+    port = move_rma_lane(deadline);
     ASSERT_EQ(1u, moved_lanes(sender().ep()))
-            << "the lane went back while its ports were down";
+            << "the lane did not move, or went back while its ports were down";
 
     m_softib.link("softib0", port, true);
     m_softib.link("softib1", port, true);
@@ -637,27 +645,14 @@ UCS_TEST_P(test_rc_varuna_ucp_spare_lane, other_lane_dies_as_ports_come_back)
     ucs::scoped_setenv interval("UCX_UCP_FAILOVER_REBUILD_INTERVAL",
                                 (ucs::to_string((int)(5 * mult)) +
                                  "s").c_str());
-    ucs_time_t until;
     unsigned port;
 
     if (!spare()) {
         UCS_TEST_SKIP_R("one lane: the first double failure ends it");
     }
 
-    flush_workers();
-    port = rma_port();
-    map_target();
-    m_one   = 1;
-    m_one32 = 1;
-
-    expect_all_done(rounds_through(deadline, port, true));
-    verify_exactly_once();
+    port = move_rma_lane(deadline);
     ASSERT_EQ(1u, moved_lanes(sender().ep())) << "the lane did not move";
-
-    until = ucs_get_time() + ucs_time_from_msec(300);
-    while (ucs_get_time() < until) {
-        progress();
-    }
 
     /* the other lane's ports die as the moved lane's come back */
     expect_all_done(rounds_through(deadline, 3 - port, true, port));
@@ -705,20 +700,8 @@ UCS_TEST_P(test_rc_varuna_ucp_spare_lane, carrier_dies_and_the_rebuild_fails)
         UCS_TEST_SKIP_R("the endpoint's failure needs peer error handling");
     }
 
-    flush_workers();
-    port = rma_port();
-    map_target();
-    m_one   = 1;
-    m_one32 = 1;
-
-    expect_all_done(rounds_through(deadline, port, true));
-    verify_exactly_once();
+    port = move_rma_lane(deadline);
     ASSERT_EQ(1u, moved_lanes(sender().ep())) << "the lane did not move";
-
-    until = ucs_get_time() + ucs_time_from_msec(300);
-    while (ucs_get_time() < until) {
-        progress();
-    }
 
     std::fill(m_target.begin(), m_target.end(), 0);
     memset(&param, 0, sizeof(param));
