@@ -82,8 +82,9 @@ lammps_results()
         "$1"
 }
 
-# The link's fault in run directory D while the job PID runs
-lammps_fault()
+# DOWN s into the long run of the job PID (run directory D), the
+# controller at real-time priority; 1 if the job ended first
+lammps_fault_start()
 {
     local d=$1 pid=$2
 
@@ -96,6 +97,14 @@ lammps_fault()
         rc_varuna_die "chrt: cannot run the controller at real-time priority"
     sleep "$down"
     kill -0 "$pid" 2>/dev/null || { chrt -o -p 0 $$; return 1; }
+}
+
+# The link's fault in run directory D while the job PID runs
+lammps_fault()
+{
+    local d=$1 pid=$2
+
+    lammps_fault_start "$d" "$pid" || return 1
     softib link down softib0:1 >>"$d/events.txt" 2>&1
     echo "softib0:1 down at ${EPOCHREALTIME}" >>"$d/events.txt"
     sleep "$up"
@@ -114,14 +123,7 @@ lammps_carrier_fault()
 {
     local d=$1 pid=$2 t n last=-1 still=0
 
-    while kill -0 "$pid" 2>/dev/null &&
-          (($(grep -c '^ *Step' "$d/out.log") < 2)); do
-        sleep 0.05
-    done
-    chrt -f -p 50 $$ >/dev/null ||
-        rc_varuna_die "chrt: cannot run the controller at real-time priority"
-    sleep "$down"
-    kill -0 "$pid" 2>/dev/null || { chrt -o -p 0 $$; return 1; }
+    lammps_fault_start "$d" "$pid" || return 1
     softib link down softib0:1 >>"$d/events.txt" 2>&1
     softib link down softib1:1 >>"$d/events.txt" 2>&1
     echo "softib0:1 softib1:1 down at ${EPOCHREALTIME}" >>"$d/events.txt"
