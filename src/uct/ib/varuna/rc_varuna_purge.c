@@ -74,20 +74,23 @@ static uint32_t uct_rc_varuna_lane_qpn(const uct_rc_varuna_lane_t *lane)
     return (lane->qp != NULL) ? lane->qp->qp_num : 0;
 }
 
-/* Whether the local ports of one of the endpoint's lanes are up. UCP's
+/* Whether the local port of one of the endpoint's sides is up. UCP's
  * lane failover asks it of a failed endpoint to connect the lane again as
  * soon as a port comes back, not at its next timer: under flapping links
  * the timer's wait was the time in which the other lane died too (issue
- * 48). */
+ * 48). The interface's ports, not the endpoint's QPs: an endpoint whose
+ * lanes both died may keep no QP (the standby lost as the failover moved
+ * onto it), and then never said its ports came back; its lane waited for
+ * the rebuild timer (the carrier scenario, 5 runs of 20). */
 static int uct_rc_varuna_ep_path_up(uct_rc_varuna_ep_t *ep)
 {
     uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
-    unsigned lane;
+    unsigned side;
 
-    for (lane = 0; lane < UCT_RC_VARUNA_NUM_SIDES; lane++) {
-        if ((ep->lane[lane].qp != NULL) &&
-            !uct_rc_varuna_md_port_down(uct_rc_varuna_iface_md(iface), lane,
-                                        iface->side[lane].port_num)) {
+    for (side = 0; side < UCT_RC_VARUNA_NUM_SIDES; side++) {
+        if (((side == 0) || iface->has_standby) &&
+            !uct_rc_varuna_md_port_down(uct_rc_varuna_iface_md(iface), side,
+                                        iface->side[side].port_num)) {
             return 1;
         }
     }
