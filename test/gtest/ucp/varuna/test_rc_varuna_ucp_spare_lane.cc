@@ -645,6 +645,7 @@ UCS_TEST_P(test_rc_varuna_ucp_spare_lane, other_lane_dies_as_ports_come_back)
     ucs::scoped_setenv interval("UCX_UCP_FAILOVER_REBUILD_INTERVAL",
                                 (ucs::to_string((int)(5 * mult)) +
                                  "s").c_str());
+    ucs_time_t until;
     unsigned port;
 
     if (!spare()) {
@@ -670,6 +671,23 @@ UCS_TEST_P(test_rc_varuna_ucp_spare_lane, other_lane_dies_as_ports_come_back)
     expect_all_done(rounds_through(deadline, 0, false));
     verify_exactly_once();
     EXPECT_EQ(0u, m_err_count);
+
+    /* the other lane's ports come back: it is connected again at once
+     * (the interval is 5 s), on both sides, although its failed endpoint
+     * lost both QPs as its ports died together */
+    m_softib.link("softib0", 3 - port, true);
+    m_softib.link("softib1", 3 - port, true);
+    until = ucs_get_time() + ucs_time_from_sec(2 * mult);
+    while (((moved_lanes(sender().ep()) != 0) ||
+            (peer_moved_lanes() != 0)) &&
+           (ucs_get_time() < until)) {
+        progress();
+    }
+    EXPECT_EQ(0u, moved_lanes(sender().ep()))
+            << "the other lane was not connected again within 2 s of its "
+            << "ports' return";
+    EXPECT_EQ(0u, peer_moved_lanes())
+            << "the peer's other lane was not connected again within 2 s";
 }
 
 /*
