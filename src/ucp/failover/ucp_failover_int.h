@@ -302,8 +302,8 @@ ucs_status_t ucp_failover_msg_send(ucp_ep_h ep, ucp_lane_index_t lane,
                                    const ucp_failover_msg_t *msg);
 ucs_status_t ucp_failover_peer_send(ucp_ep_h ep, ucp_lane_index_t avoid,
                                     const ucp_failover_msg_t *msg);
-void ucp_failover_answer_send(ucp_ep_h ep, ucp_lane_index_t avoid,
-                              const ucp_failover_msg_buf_t *answer);
+void ucp_failover_msg_send_queued(ucp_ep_h ep, ucp_lane_index_t avoid,
+                                  const ucp_failover_msg_t *msg);
 
 /* ucp_failover_replay.c: query and answer, purge, replay, forward */
 void ucp_failover_answer(ucp_worker_h worker, const ucp_failover_msg_t *query);

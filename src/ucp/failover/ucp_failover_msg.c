@@ -102,14 +102,15 @@ ucs_status_t ucp_failover_peer_send(ucp_ep_h ep, ucp_lane_index_t avoid,
            ucp_failover_side_send(side, msg);
 }
 
-/* An answer that found no send resources: sent again from the progress */
+/* A message that found no send resources: sent again from the progress,
+ * until UCX_UCP_FAILOVER_TIMEOUT */
 typedef struct {
     ucp_worker_h            worker;
     uint64_t                ep_id;
     ucp_lane_index_t        avoid;
     ucs_time_t              deadline;
     uct_worker_cb_id_t      prog_id;
-    ucp_failover_msg_buf_t  msg;
+    ucp_failover_msg_max_t  msg;
 } ucp_failover_outbox_t;
 
 static unsigned ucp_failover_outbox_progress(void *arg)
@@ -133,7 +134,7 @@ static unsigned ucp_failover_outbox_progress(void *arg)
         return 0;
     }
     if (status != UCS_OK) {
-        ucs_diag("UCP failover: answer to ep id 0x%" PRIx64 " not sent: %s",
+        ucs_diag("UCP failover: message to ep id 0x%" PRIx64 " not sent: %s",
                  box->msg.hdr.dst_ep_id, ucs_status_string(status));
     }
     UCS_ASYNC_UNBLOCK(&worker->async);
@@ -141,22 +142,23 @@ static unsigned ucp_failover_outbox_progress(void *arg)
     return 1;
 }
 
-/* An answer goes now over a lane other than avoid, or from the progress
- * when none has resources */
-void ucp_failover_answer_send(ucp_ep_h ep, ucp_lane_index_t avoid,
-                              const ucp_failover_msg_buf_t *answer)
+/* A message goes now over a lane other than avoid, or from the progress
+ * when none has resources (an answer; a rebuild's ask or answer, whose try
+ * a busy lane's full send queue used to end: the next one was a
+ * REBUILD_INTERVAL away, doubled) */
+void ucp_failover_msg_send_queued(ucp_ep_h ep, ucp_lane_index_t avoid,
+                                  const ucp_failover_msg_t *msg)
 {
     ucp_worker_h worker = ep->worker;
     ucp_failover_outbox_t *box;
 
-    if (ucp_failover_peer_send(ep, avoid, &answer->hdr) == UCS_OK) {
+    if (ucp_failover_peer_send(ep, avoid, msg) == UCS_OK) {
         return;
     }
 
     box = ucs_malloc(sizeof(*box), "ucp_failover_outbox");
     if (box == NULL) {
-        ucs_error("ep %p: no memory to answer the peer's failover message",
-                  ep);
+        ucs_error("ep %p: no memory to keep a failover message to send", ep);
         return;
     }
     box->worker   = worker;
@@ -165,7 +167,7 @@ void ucp_failover_answer_send(ucp_ep_h ep, ucp_lane_index_t avoid,
     box->deadline = ucs_get_time() +
                     ucs_time_from_sec(ucp_failover_timeout());
     box->prog_id  = UCS_CALLBACKQ_ID_NULL;
-    box->msg      = *answer;
+    memcpy(&box->msg, msg, sizeof(*msg) + msg->token_length);
     uct_worker_progress_register_safe(worker->uct,
                                       ucp_failover_outbox_progress, box,
                                       UCS_CALLBACKQ_FLAG_ONESHOT,

@@ -195,16 +195,22 @@ ucp_failover_rebuild_connect(ucp_failover_t *fo,
 
 /* A message about the rebuild, to the peer over a live lane other than the
  * failed one; over the side channel when the lane carrying our traffic
- * died too, or when it answers a message that came that way */
+ * died too, or when it answers a message that came that way. queued: when
+ * no lane has send resources now, it goes from the progress (an ask, an
+ * answer: the try waits for it within its own deadline) */
 static ucs_status_t ucp_failover_rebuild_send(ucp_failover_t *fo,
                                               ucp_failover_rebuild_buf_t *buf,
-                                              int side)
+                                              int side, int queued)
 {
     ucp_lane_index_t lane;
 
     if (fo->rebuild.carrier_lost || side) {
         buf->rb.side = 1;
         return ucp_failover_side_send(fo, &buf->hdr);
+    }
+    if (queued) {
+        ucp_failover_msg_send_queued(fo->ep, fo->lane, &buf->hdr);
+        return UCS_OK;
     }
     lane = ucp_failover_msg_lane(fo->ep, fo->lane);
     return (lane == UCP_NULL_LANE) ? UCS_ERR_NO_RESOURCE :
@@ -228,7 +234,7 @@ static void ucp_failover_rebuild_ask(ucp_failover_t *fo)
     fo->rebuild.self    = 0;
     ask.hdr.type        = UCP_FAILOVER_MSG_REBUILD_ASK;
     ask.rb.attempt      = fo->rebuild.attempt;
-    status              = ucp_failover_rebuild_send(fo, &ask, 0);
+    status              = ucp_failover_rebuild_send(fo, &ask, 0, 1);
     if (status != UCS_OK) {
         ucp_failover_rebuild_retry(fo, "ask not sent", status);
         return;
@@ -341,12 +347,13 @@ static void ucp_failover_rebuild_asked(ucp_ep_h ep,
         answer.hdr.token_length = sizeof(answer.rb);
         answer.hdr.seq          = (fo != NULL) ? fo->seq : 0;
         memcpy(&refusal, &answer, sizeof(answer.hdr) + sizeof(answer.rb));
-        ucp_failover_answer_send(ep, (fo != NULL) ? fo->lane : UCP_NULL_LANE,
-                                 &refusal);
+        ucp_failover_msg_send_queued(ep, (fo != NULL) ? fo->lane :
+                                                    UCP_NULL_LANE,
+                                     &refusal.hdr);
         return;
     }
 
-    if (ucp_failover_rebuild_send(fo, &answer, rb->side) != UCS_OK) {
+    if (ucp_failover_rebuild_send(fo, &answer, rb->side, 1) != UCS_OK) {
         ucp_failover_rebuild_retry(fo, "answer not sent", UCS_ERR_NO_RESOURCE);
         return;
     }
@@ -593,10 +600,28 @@ static int ucp_failover_rebuild_port_back(ucp_failover_t *fo)
     return !was_up && fo->rebuild.path_up;
 }
 
+/* The new connection is proven: tell the peer (the try's answerer), which
+ * restores its half when it has this. Said again over the side channel if
+ * the carrier dies while restoring: the first may have gone on it. */
+static ucs_status_t ucp_failover_rebuild_confirm(ucp_failover_t *fo)
+{
+    ucp_failover_rebuild_buf_t confirm;
+
+    memset(&confirm, 0, sizeof(confirm));
+    confirm.hdr.type         = UCP_FAILOVER_MSG_REBUILD_CONFIRM;
+    confirm.hdr.token_length = sizeof(confirm.rb);
+    confirm.hdr.seq          = fo->seq;
+    confirm.hdr.dst_ep_id    = fo->rebuild.peer_ep_id;
+    confirm.hdr.src_ep_id    = ucp_ep_local_id(fo->ep);
+    confirm.rb.uuid          = fo->ep->worker->uuid;
+    confirm.rb.peer_seq      = fo->rebuild.peer_seq;
+    confirm.rb.attempt       = fo->rebuild.attempt;
+    return ucp_failover_rebuild_send(fo, &confirm, 0, 0);
+}
+
 void ucp_failover_rebuild_progress(ucp_failover_t *fo)
 {
     ucs_time_t now = ucs_get_time();
-    ucp_failover_rebuild_buf_t confirm;
     ucs_status_t status;
 
     switch (fo->rebuild.state) {
@@ -651,16 +676,7 @@ void ucp_failover_rebuild_progress(ucp_failover_t *fo)
             ucp_failover_restore_start(fo);
             break;
         }
-        memset(&confirm, 0, sizeof(confirm));
-        confirm.hdr.type         = UCP_FAILOVER_MSG_REBUILD_CONFIRM;
-        confirm.hdr.token_length = sizeof(confirm.rb);
-        confirm.hdr.seq          = fo->seq;
-        confirm.hdr.dst_ep_id    = fo->rebuild.peer_ep_id;
-        confirm.hdr.src_ep_id    = ucp_ep_local_id(fo->ep);
-        confirm.rb.uuid          = fo->ep->worker->uuid;
-        confirm.rb.peer_seq      = fo->rebuild.peer_seq;
-        confirm.rb.attempt       = fo->rebuild.attempt;
-        status = ucp_failover_rebuild_send(fo, &confirm, 0);
+        status = ucp_failover_rebuild_confirm(fo);
         if (status == UCS_OK) {
             ucp_failover_restore_start(fo);
         } else if ((status != UCS_ERR_NO_RESOURCE) ||
@@ -768,6 +784,16 @@ void ucp_failover_rebuild_carrier_lost(ucp_failover_t *fo)
         ucs_diag("ep %p: no side channel for lane %u: %s", ep, fo->lane,
                  ucs_status_string(status));
     }
+    if ((fo->state == UCP_FAILOVER_RESTORE) && !fo->rebuild.self) {
+        /* restoring: our confirmation, if we proved the connection, may
+         * have gone on the carrier and died with it, and the peer, which
+         * answered our ask, would wait for it until its try timed out and
+         * dropped the endpoint our new connection needs (the carrier
+         * scenario: 2 endpoints of 32 ended). Said again: a peer that had
+         * it, or that confirmed itself, ignores it. */
+        ucp_failover_rebuild_confirm(fo);
+        return;
+    }
     if (fo->state != UCP_FAILOVER_FORWARD) {
         return;
     }
@@ -835,7 +861,7 @@ void ucp_failover_rebuild_msg(ucp_worker_h worker,
         marked.hdr.seq       = msg->seq;
         marked.hdr.dst_ep_id = msg->src_ep_id;
         marked.hdr.src_ep_id = ucp_ep_local_id(ep);
-        ucp_failover_answer_send(ep, UCP_NULL_LANE, &marked);
+        ucp_failover_msg_send_queued(ep, UCP_NULL_LANE, &marked.hdr);
         break;
     case UCP_FAILOVER_MSG_RESTORE_MARKED:
         fo = ucp_failover_find(ep, msg->seq);

@@ -101,7 +101,7 @@ void ucp_failover_answer(ucp_worker_h worker,
     reply.hdr.seq       = query->seq;
     reply.hdr.dst_ep_id = query->src_ep_id;
     reply.hdr.src_ep_id = ucp_ep_local_id(ep);
-    ucp_failover_answer_send(ep, dead_lane, &reply);
+    ucp_failover_msg_send_queued(ep, dead_lane, &reply.hdr);
 }
 
 
