@@ -358,6 +358,7 @@ static void ucp_failover_rebuild_asked(ucp_ep_h ep,
         return;
     }
     fo->rebuild.state      = UCP_FAILOVER_REBUILD_ANSWERED;
+    fo->rebuild.prover     = 0;
     fo->rebuild.failed     = 0;
     fo->rebuild.attempt    = rb->attempt;
     fo->rebuild.peer_seq   = msg->seq;
@@ -416,6 +417,7 @@ static void ucp_failover_rebuild_probe(ucp_failover_t *fo, uint32_t peer_seq,
     }
 
     fo->rebuild.state        = UCP_FAILOVER_REBUILD_PROBING;
+    fo->rebuild.prover       = 1;
     fo->rebuild.peer_seq     = peer_seq;
     fo->rebuild.peer_ep_id   = peer_ep_id;
     fo->rebuild.flush_posted = 0;
@@ -784,13 +786,16 @@ void ucp_failover_rebuild_carrier_lost(ucp_failover_t *fo)
         ucs_diag("ep %p: no side channel for lane %u: %s", ep, fo->lane,
                  ucs_status_string(status));
     }
-    if ((fo->state == UCP_FAILOVER_RESTORE) && !fo->rebuild.self) {
-        /* restoring: our confirmation, if we proved the connection, may
-         * have gone on the carrier and died with it, and the peer, which
-         * answered our ask, would wait for it until its try timed out and
-         * dropped the endpoint our new connection needs (the carrier
-         * scenario: 2 endpoints of 32 ended). Said again: a peer that had
-         * it, or that confirmed itself, ignores it. */
+    if ((fo->state == UCP_FAILOVER_RESTORE) && fo->rebuild.prover &&
+        !fo->rebuild.self) {
+        /* restoring what we proved: our confirmation may have gone on the
+         * carrier and died with it, and the peer, which answered our ask,
+         * would wait for it until its try timed out and dropped the
+         * endpoint our new connection needs (the carrier scenario: 2
+         * endpoints of 32 ended). Said again: a peer that had it is
+         * restoring and ignores it. (Only the prover: an answerer's
+         * confirmation could meet a later try of the peer's with the same
+         * attempt number.) */
         ucp_failover_rebuild_confirm(fo);
         return;
     }
