@@ -122,8 +122,8 @@
 #   short          links down-A loss-B cycles:3 mpi:2 mpi-double:1
 #                  shmem-cycle:1 after wakeup udqp lane lane2
 #                  lane-peer-killed loss-B:64, and on softib cycles:10:64
-#                  loss-A:64 flap:15:fast:8:shared carrier, on rxe also
-#                  flap:10:slow:4 carrier:8
+#                  loss-A:64 flap:15:fast:8:shared, on rxe also
+#                  flap:10:slow:4
 #   long           links down-A down-B loss-A loss-B blanket cycles:20
 #                  cycles:10:64 down-A:64 loss-A:64 loss-B:64 mpi:10 mpi:4:4
 #                  mpi-double:5 shmem-double:3 shmem-cycle:3 lane lane2
@@ -1895,10 +1895,10 @@ if [[ -z $list || $list == short ]]; then
     # 64 endpoint pairs through cycles: 15 s on softib, minutes under TCG
     # and 15 s of fast flapping on the wiring that found issue 48
     [[ $SC_BACKEND == softib ]] &&
-        list+=" cycles:10:64 loss-A:64 flap:15:fast:8:shared carrier"
-    # and on rxe 10 s of slow flapping on 4 endpoint pairs, and the
-    # carrier's death on 8 (under TCG)
-    [[ $SC_BACKEND == rxe ]] && list+=" flap:10:slow:4 carrier:8"
+        list+=" cycles:10:64 loss-A:64 flap:15:fast:8:shared"
+    # and on rxe 10 s of slow flapping on 4 endpoint pairs (under TCG).
+    # (Not carrier: on softib 2 of 20 runs ended endpoints, testing.md)
+    [[ $SC_BACKEND == rxe ]] && list+=" flap:10:slow:4"
 fi
 if [[ $list == long ]]; then
     list="links down-A down-B loss-A loss-B blanket cycles:20 cycles:10:64 down-A:64 loss-A:64 loss-B:64 mpi:10 mpi:4:4 mpi-double:5 shmem-double:3 shmem-cycle:3 lane lane2 lane-peer-killed carrier flap:30:slow flap:30:fast mpi-flap:30:slow"
