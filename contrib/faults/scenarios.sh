@@ -1494,8 +1494,8 @@ sc_udqp()
 # processes moved it (EPS x 2 lane_failover reports), the second lane's
 # links go down, and 0.3 s later the first lane's loss ends. So the
 # second lane, the first's carrier, dies while the first cannot have been
-# connected again (no port event, and UCX_UCP_FAILOVER_REBUILD_INTERVAL is
-# 60 s here): the first lane's ports are up, its rebuild goes over the aux
+# connected again (every try's probe is lost): the first lane's ports are
+# up, its rebuild goes over the aux
 # transport (whose first messages the loss takes, and UD sends again), and
 # the second lane's traffic moves to it (issue 48, item 3). Exactly once,
 # no endpoint ended, and lane failovers that waited for the rebuild
@@ -1505,7 +1505,6 @@ sc_carrier()
     local eps=${1:-16} name t awaited moved pids restored
     local SC_A_NET SC_A_STANDBY SC_B_NET SC_B_STANDBY
     local -x UCX_MAX_EAGER_LANES=2 UCX_MAX_RNDV_LANES=2
-    local -x UCX_UCP_FAILOVER_REBUILD_INTERVAL=60s
 
     name=carrier-$eps
     local -x UCX_UCP_FAILOVER_REPORT=$SC_LOGS/$name/report.json

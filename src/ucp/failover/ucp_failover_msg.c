@@ -143,9 +143,8 @@ static unsigned ucp_failover_outbox_progress(void *arg)
 }
 
 /* A message goes now over a lane other than avoid, or from the progress
- * when none has resources (an answer; a rebuild's ask or answer, whose try
- * a busy lane's full send queue used to end: the next one was a
- * REBUILD_INTERVAL away, doubled) */
+ * when none has resources (an answer to a query, a refusal, a marker's
+ * answer) */
 void ucp_failover_msg_send_queued(ucp_ep_h ep, ucp_lane_index_t avoid,
                                   const ucp_failover_msg_t *msg)
 {
