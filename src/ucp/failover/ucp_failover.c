@@ -330,9 +330,15 @@ static unsigned ucp_failover_progress(void *arg)
 
 /* The other lane's transport takes whatever the failed lane's does: UCP
  * keeps choosing protocols by the failed lane's limits */
-static int ucp_failover_limits_cover(const uct_iface_attr_t *sub,
-                                     const uct_iface_attr_t *failed)
+static int ucp_failover_limits_cover(ucp_worker_h worker,
+                                     ucp_rsc_index_t sub_rsc,
+                                     ucp_rsc_index_t failed_rsc)
 {
+    const uct_iface_attr_t *sub    = &ucp_worker_iface(worker,
+                                                       sub_rsc)->attr;
+    const uct_iface_attr_t *failed = &ucp_worker_iface(worker,
+                                                       failed_rsc)->attr;
+
 #define UCP_FAILOVER_COVERS(_field) (sub->cap._field >= failed->cap._field)
     return UCP_FAILOVER_COVERS(put.max_short) &&
            UCP_FAILOVER_COVERS(put.max_bcopy) &&
@@ -396,10 +402,7 @@ static ucp_lane_index_t ucp_failover_substitute(ucp_ep_h ep,
             return lane;
         }
         if ((other_md == UCP_NULL_LANE) &&
-            ucp_failover_limits_cover(&ucp_worker_iface(ep->worker,
-                                                        rsc)->attr,
-                                      &ucp_worker_iface(ep->worker,
-                                                        f_rsc)->attr)) {
+            ucp_failover_limits_cover(ep->worker, rsc, f_rsc)) {
             other_md = lane;
         }
     }
@@ -428,12 +431,9 @@ static ucp_failover_t *ucp_failover_carried(ucp_ep_h ep,
     }
     /* on another memory domain, it takes what this lane's transport does */
     return (!found->other_md ||
-            ucp_failover_limits_cover(
-                    &ucp_worker_iface(ep->worker,
-                                      ucp_ep_get_rsc_index(ep, found->lane))->
-                            attr,
-                    &ucp_worker_iface(ep->worker,
-                                      ucp_ep_get_rsc_index(ep, lane))->attr)) ?
+            ucp_failover_limits_cover(ep->worker,
+                                      ucp_ep_get_rsc_index(ep, found->lane),
+                                      ucp_ep_get_rsc_index(ep, lane))) ?
            found : NULL;
 }
 

@@ -573,6 +573,20 @@ static void ucp_failover_restore_finish(ucp_failover_t *fo)
     ucp_wireup_replay_pending_requests(ep, &held);
 }
 
+/* The failed endpoint's local ports, as its transport says now: 1 one of
+ * them up, 0 all down, -1 the transport does not say (uct_ep_query's
+ * path_up, patch 0007) */
+static int ucp_failover_rebuild_path_up(ucp_failover_t *fo)
+{
+    uct_ep_attr_t attr;
+
+    attr.field_mask = UCT_EP_ATTR_FIELD_PATH_UP;
+    if (uct_ep_query(fo->failed_ep, &attr) != UCS_OK) {
+        return -1;
+    }
+    return !!attr.path_up;
+}
+
 /* FORWARD: the next step of the rebuild */
 /* Whether a port of the failed lane came back since the last look (the
  * transport's uct_ep_query says so, patch 0007): the next try is then now,
@@ -583,20 +597,14 @@ static void ucp_failover_restore_finish(ucp_failover_t *fo)
  * timer alone. */
 static int ucp_failover_rebuild_port_back(ucp_failover_t *fo)
 {
-    uct_ep_attr_t attr;
     int was_up;
 
     if (fo->rebuild.path_up < 0) {
         return 0;
     }
-    attr.field_mask = UCT_EP_ATTR_FIELD_PATH_UP;
-    if (uct_ep_query(fo->failed_ep, &attr) != UCS_OK) {
-        fo->rebuild.path_up = -1;
-        return 0;
-    }
     was_up              = fo->rebuild.path_up;
-    fo->rebuild.path_up = !!attr.path_up;
-    return !was_up && fo->rebuild.path_up;
+    fo->rebuild.path_up = ucp_failover_rebuild_path_up(fo);
+    return !was_up && (fo->rebuild.path_up > 0);
 }
 
 /* The new connection is proven: tell the peer (the try's answerer), which
@@ -755,8 +763,6 @@ int ucp_failover_restore_progress(ucp_failover_t *fo)
  * taken from the same remote keys.) */
 int ucp_failover_rebuild_can_carry(ucp_failover_t *fo)
 {
-    uct_ep_attr_t attr;
-
     if ((fo->rebuild.state == UCP_FAILOVER_REBUILD_OFF) ||
         !ucp_failover_side_known(fo)) {
         return 0;
@@ -764,8 +770,7 @@ int ucp_failover_rebuild_can_carry(ucp_failover_t *fo)
     if (fo->state == UCP_FAILOVER_RESTORE) {
         return 1; /* its new connection is proven */
     }
-    attr.field_mask = UCT_EP_ATTR_FIELD_PATH_UP;
-    return (uct_ep_query(fo->failed_ep, &attr) == UCS_OK) && attr.path_up;
+    return ucp_failover_rebuild_path_up(fo) > 0;
 }
 
 /* The lane carrying our traffic failed, and its failover waits for us

@@ -43,8 +43,8 @@
 /* A message that waits for the aux endpoint's resources */
 typedef struct {
     uct_pending_req_t       uct;
-    uct_ep_h                uct_ep;
-    ucp_failover_t          *fo;
+    ucp_failover_t          *fo;          /* its channel's failover (the
+                                             queue goes when it closes) */
     ucp_failover_msg_max_t  msg;
 } ucp_failover_side_req_t;
 
@@ -186,7 +186,7 @@ static ucs_status_t ucp_failover_side_pending_cb(uct_pending_req_t *self)
                                                     uct);
     ucs_status_t status;
 
-    status = ucp_failover_msg_post(req->uct_ep, &req->msg.hdr);
+    status = ucp_failover_msg_post(req->fo->side.uct_ep, &req->msg.hdr);
     if (status == UCS_ERR_NO_RESOURCE) {
         return status;
     }
@@ -226,7 +226,6 @@ ucs_status_t ucp_failover_side_send(ucp_failover_t *fo,
         return UCS_ERR_NO_MEMORY;
     }
     req->uct.func = ucp_failover_side_pending_cb;
-    req->uct_ep   = fo->side.uct_ep;
     req->fo       = fo;
     memcpy(&req->msg, msg, length);
     status = uct_ep_pending_add(fo->side.uct_ep, &req->uct, 0);
