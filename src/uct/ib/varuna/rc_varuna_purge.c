@@ -79,9 +79,9 @@ static uint32_t uct_rc_varuna_lane_qpn(const uct_rc_varuna_lane_t *lane)
  * soon as a port comes back, not at its next timer: under flapping links
  * the timer's wait was the time in which the other lane died too (issue
  * 48). The interface's ports, not the endpoint's QPs: an endpoint whose
- * lanes both died may keep no QP (the standby lost as the failover moved
- * onto it), and then never said its ports came back; its lane waited for
- * the rebuild timer (the carrier scenario, 5 runs of 20). */
+ * lanes both died may keep no QP (a standby destroyed as the failover
+ * moved onto it, or for a renewal, and the primary after), and would then
+ * never say its ports came back, leaving its lane to the rebuild timer. */
 static int uct_rc_varuna_ep_path_up(uct_rc_varuna_ep_t *ep)
 {
     uct_rc_varuna_iface_t *iface = uct_rc_varuna_ep_iface(ep);
