@@ -341,6 +341,24 @@ protected:
         return port;
     }
 
+    /* softib0:port and softib1:port come back; progress until no lane of
+     * the sender's endpoint or of the peer's is moved, or until; returns
+     * the time it took, in ms */
+    double ports_back_until_connected(unsigned port, ucs_time_t until)
+    {
+        ucs_time_t up;
+
+        m_softib.link("softib0", port, true);
+        m_softib.link("softib1", port, true);
+        up = ucs_get_time();
+        while (((moved_lanes(sender().ep()) != 0) ||
+                (peer_moved_lanes() != 0)) &&
+               (ucs_get_time() < until)) {
+            progress();
+        }
+        return ucs_time_to_msec(ucs_get_time() - up);
+    }
+
     /* lanes of the endpoint whose traffic the lane failover moved */
     static unsigned moved_lanes(ucp_ep_h ep)
     {
@@ -553,13 +571,7 @@ UCS_TEST_P(test_rc_varuna_ucp_spare_lane, full_cycle)
 
         UCS_TEST_MESSAGE << "softib0:" << port << " and softib1:" << port
                          << " up again";
-        m_softib.link("softib0", port, true);
-        m_softib.link("softib1", port, true);
-        while (((moved_lanes(sender().ep()) != 0) ||
-                (peer_moved_lanes() != 0)) &&
-               (ucs_get_time() < deadline)) {
-            progress();
-        }
+        ports_back_until_connected(port, deadline);
         ASSERT_EQ(0u, moved_lanes(sender().ep()))
                 << "the lane was not connected again";
         ASSERT_EQ(0u, peer_moved_lanes())
@@ -592,7 +604,6 @@ UCS_TEST_P(test_rc_varuna_ucp_spare_lane, port_back_rebuilds_at_once)
     ucs::scoped_setenv interval("UCX_UCP_FAILOVER_REBUILD_INTERVAL",
                                 (ucs::to_string((int)(5 * mult)) +
                                  "s").c_str());
-    ucs_time_t until, up;
     unsigned port;
 
     if (!spare()) {
@@ -603,17 +614,10 @@ UCS_TEST_P(test_rc_varuna_ucp_spare_lane, port_back_rebuilds_at_once)
     ASSERT_EQ(1u, moved_lanes(sender().ep()))
             << "the lane did not move, or went back while its ports were down";
 
-    m_softib.link("softib0", port, true);
-    m_softib.link("softib1", port, true);
-    up    = ucs_get_time();
-    until = up + ucs_time_from_sec(2 * mult);
-    while (((moved_lanes(sender().ep()) != 0) ||
-            (peer_moved_lanes() != 0)) &&
-           (ucs_get_time() < until)) {
-        progress();
-    }
     UCS_TEST_MESSAGE << "connected again "
-                     << ucs_time_to_msec(ucs_get_time() - up)
+                     << ports_back_until_connected(
+                             port, ucs_get_time() +
+                                   ucs_time_from_sec(2 * mult))
                      << " ms after its ports came back";
     /* (without it, the next failure would end the endpoints) */
     ASSERT_EQ(0u, moved_lanes(sender().ep()))
@@ -645,7 +649,6 @@ UCS_TEST_P(test_rc_varuna_ucp_spare_lane, other_lane_dies_as_ports_come_back)
     ucs::scoped_setenv interval("UCX_UCP_FAILOVER_REBUILD_INTERVAL",
                                 (ucs::to_string((int)(5 * mult)) +
                                  "s").c_str());
-    ucs_time_t until;
     unsigned port;
 
     if (!spare()) {
@@ -673,16 +676,9 @@ UCS_TEST_P(test_rc_varuna_ucp_spare_lane, other_lane_dies_as_ports_come_back)
     EXPECT_EQ(0u, m_err_count);
 
     /* the other lane's ports come back: it is connected again at once
-     * (the interval is 5 s), on both sides, although its failed endpoint
-     * lost both QPs as its ports died together */
-    m_softib.link("softib0", 3 - port, true);
-    m_softib.link("softib1", 3 - port, true);
-    until = ucs_get_time() + ucs_time_from_sec(2 * mult);
-    while (((moved_lanes(sender().ep()) != 0) ||
-            (peer_moved_lanes() != 0)) &&
-           (ucs_get_time() < until)) {
-        progress();
-    }
+     * (the interval is 5 s), on both sides */
+    ports_back_until_connected(3 - port,
+                               ucs_get_time() + ucs_time_from_sec(2 * mult));
     EXPECT_EQ(0u, moved_lanes(sender().ep()))
             << "the other lane was not connected again within 2 s of its "
             << "ports' return";
