@@ -1502,7 +1502,7 @@ sc_udqp()
 # ("awaited_rebuild":true) on both sides.
 sc_carrier()
 {
-    local eps=${1:-16} name t awaited moved pids restored
+    local eps=${1:-16} name t awaited moved failovers pids restored
     local SC_A_NET SC_A_STANDBY SC_B_NET SC_B_STANDBY
     local -x UCX_MAX_EAGER_LANES=2 UCX_MAX_RNDV_LANES=2
 
@@ -1548,16 +1548,16 @@ sc_carrier()
                "$SC_DIR/report.json" 2>/dev/null | sort -u | wc -l)
     # 2 s after the second lane's links came back: each moved lane (the
     # first's moves, then the second's) connected again, none left moved
-    moved=$(sc_count "$SC_DIR/report.json" '"event":"lane_failover"')
+    failovers=$(sc_count "$SC_DIR/report.json" '"event":"lane_failover"')
     restored=$(sc_count "$SC_DIR/report.json" '"event":"lane_restored"')
     if [[ $SC_OK -eq 1 && $SC_CONFLICTS -eq 0 && $pids -eq 2 &&
-          $restored -eq $moved ]]; then
+          $restored -eq $failovers ]]; then
         sc_ok "$name: exactly once, no endpoint ended; $awaited lanes" \
               "moved onto the first lane connected again as their own" \
-              "died, on both sides; all $moved moved lanes connected" \
+              "died, on both sides; all $failovers moved lanes connected" \
               "again at the end ($SC_SECS s)"
     elif [[ $SC_OK -eq 1 && $SC_CONFLICTS -eq 0 && $pids -eq 2 ]]; then
-        sc_bad "$name: right, but $restored of $moved moved lanes" \
+        sc_bad "$name: right, but $restored of $failovers moved lanes" \
                "connected again 2 s after every link came back" \
                "(logs: $SC_DIR)"
     elif [[ $SC_OK -eq 1 && $SC_CONFLICTS -eq 0 ]]; then
@@ -1565,7 +1565,8 @@ sc_carrier()
                "rebuild on $pids of 2 sides ($awaited) (logs: $SC_DIR)"
     else
         sc_bad "$name: ok=$SC_OK conflicts=$SC_CONFLICTS, $moved lanes" \
-               "moved, $awaited awaited (logs: $SC_DIR)"
+               "moved before the carrier died, $failovers lane failovers," \
+               "$awaited awaited (logs: $SC_DIR)"
     fi
 }
 
