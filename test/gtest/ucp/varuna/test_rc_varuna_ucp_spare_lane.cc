@@ -633,6 +633,59 @@ UCS_TEST_P(test_rc_varuna_ucp_spare_lane, port_back_rebuilds_at_once)
 }
 
 /*
+ * The same, with the lane that carries the moved lane's traffic kept busy:
+ * thousands of puts wait behind its full send queue when the ports come
+ * back, so the rebuild's ask or answer finds no room there. It waits in its
+ * try for room; it used to end the try, and the next one came a
+ * REBUILD_INTERVAL later (here 5 s): in the carrier scenario, lanes still
+ * moved 2 s after their links came back (3 runs of 20). Every put of the
+ * flood lands (each writes its slot's value again), no endpoint error.
+ */
+UCS_TEST_P(test_rc_varuna_ucp_spare_lane, port_back_rebuilds_on_a_busy_lane)
+{
+    const double mult   = ucs::test_time_multiplier();
+    ucs_time_t deadline = ucs_get_time() + ucs_time_from_sec(60 * mult);
+    ucs::scoped_setenv interval("UCX_UCP_FAILOVER_REBUILD_INTERVAL",
+                                (ucs::to_string((int)(5 * mult)) +
+                                 "s").c_str());
+    ucp_request_param_t param;
+    unsigned port;
+
+    if (!spare()) {
+        UCS_TEST_SKIP_R("one lane: the first double failure ends it");
+    }
+
+    port = move_rma_lane(deadline);
+    ASSERT_EQ(1u, moved_lanes(sender().ep())) << "the lane did not move";
+
+    memset(&param, 0, sizeof(param));
+    for (unsigned round = 0; round < 40; ++round) {
+        for (unsigned i = 0; i < NUM_OPS; ++i) {
+            m_reqs.push_back(ucp_put_nbx(sender().ep(), &m_put_value[i],
+                                         sizeof(uint64_t),
+                                         (uintptr_t)&m_target[1 + i],
+                                         m_rkey.get(), &param));
+        }
+    }
+
+    UCS_TEST_MESSAGE << "connected again "
+                     << ports_back_until_connected(
+                             port, ucs_get_time() +
+                                   ucs_time_from_sec(2 * mult))
+                     << " ms after its ports came back, "
+                     << NUM_OPS * 40 << " puts posted before";
+    ASSERT_EQ(0u, moved_lanes(sender().ep()))
+            << "the lane was not connected again within 2 s of its ports' "
+            << "return (the interval is 5 s)";
+    ASSERT_EQ(0u, peer_moved_lanes())
+            << "the peer's lane was not connected again within 2 s";
+
+    expect_all_done(wait_all(deadline));
+    verify_exactly_once();
+    EXPECT_EQ(0u, m_err_count);
+}
+
+/*
  * The moved lane's ports come back at the moment the other lane's die, with
  * rounds in flight on the other lane (issue 48, item 3): no lane is left to
  * carry the moved lane's rebuild, and the endpoint used to end with a lane
