@@ -136,6 +136,11 @@ typedef struct ucp_failover {
                                              that must find the connection
                                              here (until the failover ends) */
         uct_completion_t    probe_comp;
+        struct ucp_failover_msg_max *unsent; /* ASKED, ANSWERED: our ask or
+                                             answer, which found no send
+                                             resources: posted again from
+                                             the progress, dropped with the
+                                             try */
         uint32_t            attempt;      /* the asker's try */
         uint32_t            peer_seq;     /* the peer's failover of the lane */
         uint64_t            peer_ep_id;
@@ -232,7 +237,7 @@ typedef struct {
 } UCS_S_PACKED ucp_failover_msg_buf_t;
 
 /* The longest message */
-typedef struct {
+typedef struct ucp_failover_msg_max {
     ucp_failover_msg_t      hdr;
     uint8_t                 data[UINT8_MAX];
 } UCS_S_PACKED ucp_failover_msg_max_t;

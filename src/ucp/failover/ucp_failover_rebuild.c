@@ -18,6 +18,7 @@
 #include <ucp/core/ucp_worker.inl>
 #include <ucp/wireup/wireup.h>
 #include <ucs/debug/log.h>
+#include <ucs/debug/memtrack_int.h>
 #include <ucs/time/time.h>
 
 #include <stdio.h>
@@ -87,8 +88,9 @@ const char *ucp_failover_rebuild_state_names[] = {
     [UCP_FAILOVER_REBUILD_PROVEN]   = "proven"
 };
 
-/* The try's endpoint goes; a probe completion that comes while it is
- * destroyed finds the state no longer PROBING */
+/* The try's endpoint goes, and its ask or answer if it never left; a probe
+ * completion that comes while it is destroyed finds the state no longer
+ * PROBING */
 void ucp_failover_rebuild_drop(ucp_failover_t *fo)
 {
     uct_ep_h uct_ep = fo->rebuild.uct_ep;
@@ -96,6 +98,8 @@ void ucp_failover_rebuild_drop(ucp_failover_t *fo)
     if (fo->rebuild.state != UCP_FAILOVER_REBUILD_OFF) {
         fo->rebuild.state = UCP_FAILOVER_REBUILD_IDLE;
     }
+    ucs_free(fo->rebuild.unsent);
+    fo->rebuild.unsent = NULL;
     fo->rebuild.uct_ep = NULL;
     if (uct_ep != NULL) {
         uct_ep_destroy(uct_ep);
@@ -195,10 +199,7 @@ ucp_failover_rebuild_connect(ucp_failover_t *fo,
 
 /* A message about the rebuild, to the peer over a live lane other than the
  * failed one; over the side channel when the lane carrying our traffic
- * died too, or when it answers a message that came that way. Not queued
- * when no lane has send resources: the try ends (an ask or answer sent
- * late, through the outbox, made the two sides restore onto endpoints not
- * connected to each other: 2 gtest runs of about 20 under ASan) */
+ * died too, or when it answers a message that came that way */
 static ucs_status_t ucp_failover_rebuild_send(ucp_failover_t *fo,
                                               ucp_failover_rebuild_buf_t *buf,
                                               int side)
@@ -212,6 +213,50 @@ static ucs_status_t ucp_failover_rebuild_send(ucp_failover_t *fo,
     lane = ucp_failover_msg_lane(fo->ep, fo->lane);
     return (lane == UCP_NULL_LANE) ? UCS_ERR_NO_RESOURCE :
            ucp_failover_msg_send(fo->ep, lane, &buf->hdr);
+}
+
+/* An ask or an answer: sent now, or, when no lane has send resources (a
+ * busy lane carrying two lanes' traffic), kept in the try and posted again
+ * from the progress. Ending the try instead put the next one a
+ * REBUILD_INTERVAL away, doubled each time: lanes still moved seconds after
+ * their links came back (the carrier scenario, 3 runs of 20). It is never
+ * handed to a queue that outlives the try (the outbox): an ask or answer
+ * that left after its try ended made the two sides restore onto endpoints
+ * not connected to each other (2 gtest runs of about 20 under ASan). */
+static ucs_status_t
+ucp_failover_rebuild_send_or_keep(ucp_failover_t *fo,
+                                  ucp_failover_rebuild_buf_t *buf, int side)
+{
+    ucs_status_t status = ucp_failover_rebuild_send(fo, buf, side);
+
+    if (status != UCS_ERR_NO_RESOURCE) {
+        return status;
+    }
+    ucs_assert(fo->rebuild.unsent == NULL);
+    fo->rebuild.unsent = ucs_malloc(sizeof(*fo->rebuild.unsent),
+                                    "ucp_failover_rebuild_unsent");
+    if (fo->rebuild.unsent == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    memcpy(fo->rebuild.unsent, buf, sizeof(buf->hdr) + buf->hdr.token_length);
+    return UCS_OK;
+}
+
+/* ASKED, ANSWERED: the kept ask or answer, again */
+static void ucp_failover_rebuild_send_unsent(ucp_failover_t *fo)
+{
+    ucp_failover_rebuild_buf_t *buf = (void*)fo->rebuild.unsent;
+    ucs_status_t status;
+
+    status = ucp_failover_rebuild_send(fo, buf, buf->rb.side);
+    if (status == UCS_ERR_NO_RESOURCE) {
+        return;
+    }
+    ucs_free(fo->rebuild.unsent);
+    fo->rebuild.unsent = NULL;
+    if (status != UCS_OK) {
+        ucp_failover_rebuild_retry(fo, "ask or answer not sent", status);
+    }
 }
 
 static void ucp_failover_rebuild_ask(ucp_failover_t *fo)
@@ -231,7 +276,7 @@ static void ucp_failover_rebuild_ask(ucp_failover_t *fo)
     fo->rebuild.self    = 0;
     ask.hdr.type        = UCP_FAILOVER_MSG_REBUILD_ASK;
     ask.rb.attempt      = fo->rebuild.attempt;
-    status              = ucp_failover_rebuild_send(fo, &ask, 0);
+    status              = ucp_failover_rebuild_send_or_keep(fo, &ask, 0);
     if (status != UCS_OK) {
         ucp_failover_rebuild_retry(fo, "ask not sent", status);
         return;
@@ -350,8 +395,9 @@ static void ucp_failover_rebuild_asked(ucp_ep_h ep,
         return;
     }
 
-    if (ucp_failover_rebuild_send(fo, &answer, rb->side) != UCS_OK) {
-        ucp_failover_rebuild_retry(fo, "answer not sent", UCS_ERR_NO_RESOURCE);
+    status = ucp_failover_rebuild_send_or_keep(fo, &answer, rb->side);
+    if (status != UCS_OK) {
+        ucp_failover_rebuild_retry(fo, "answer not sent", status);
         return;
     }
     fo->rebuild.state      = UCP_FAILOVER_REBUILD_ANSWERED;
@@ -652,6 +698,8 @@ void ucp_failover_rebuild_progress(ucp_failover_t *fo)
         } else if (now > fo->rebuild.deadline) {
             ucp_failover_rebuild_retry(fo, "no word from the peer",
                                        UCS_ERR_TIMED_OUT);
+        } else if (fo->rebuild.unsent != NULL) {
+            ucp_failover_rebuild_send_unsent(fo);
         }
         break;
     case UCP_FAILOVER_REBUILD_PROBING:
