@@ -99,7 +99,7 @@ static const char *ucp_failover_state_names[] = {
 /* fo is out of the list; its endpoints but those of the rebuild are gone */
 void ucp_failover_free(ucp_failover_t *fo)
 {
-    ucp_failover_side_close(fo);
+    ucp_failover_side_close(fo, 0);
     ucp_failover_rebuild_drop(fo);
     if (fo->rebuild.stale_ep != NULL) {
         uct_ep_destroy(fo->rebuild.stale_ep);

@@ -338,7 +338,7 @@ void ucp_failover_side_addr_keep(ucp_failover_t *fo, const uint8_t *addr,
                                  size_t length);
 int ucp_failover_side_known(const ucp_failover_t *fo);
 ucs_status_t ucp_failover_side_open(ucp_failover_t *fo);
-void ucp_failover_side_close(ucp_failover_t *fo);
+void ucp_failover_side_close(ucp_failover_t *fo, int hand_over);
 ucs_status_t ucp_failover_side_send(ucp_failover_t *fo,
                                     const ucp_failover_msg_t *msg);
 int ucp_failover_side_ep_failed(ucp_failover_t *fo, uct_ep_h uct_ep);

@@ -615,6 +615,8 @@ static void ucp_failover_restore_finish(ucp_failover_t *fo)
     uct_ep_destroy(fo->proxy);
     ucp_failover_restore_report(fo);
     uct_ep_destroy(fo->failed_ep);
+    /* what waits on our side channel still goes (the lane is live now) */
+    ucp_failover_side_close(fo, 1);
     ucp_failover_free(fo);
     ucp_wireup_replay_pending_requests(ep, &held);
 }

@@ -166,12 +166,41 @@ static void ucp_failover_side_purge_cb(uct_pending_req_t *self, void *arg)
     ucs_free(ucs_container_of(self, ucp_failover_side_req_t, uct));
 }
 
-void ucp_failover_side_close(ucp_failover_t *fo)
+/* A message that waited for the aux endpoint goes to the outbox, which
+ * sends it over a live lane, or another failover's channel, until the
+ * timeout */
+static void ucp_failover_side_hand_over_cb(uct_pending_req_t *self, void *arg)
+{
+    ucp_failover_side_req_t *req = ucs_container_of(self,
+                                                    ucp_failover_side_req_t,
+                                                    uct);
+
+    ucp_failover_msg_send_queued(req->fo->ep, UCP_NULL_LANE, &req->msg.hdr);
+    ucs_free(req);
+}
+
+/* The channel closes. Its messages that still wait for the aux endpoint
+ * (its connection reply can be hundreds of ms away when its first packets
+ * went while the path was silent) are dropped when the endpoint ends or
+ * the aux endpoint failed (hand_over 0). A failover that restores its lane
+ * hands them to the outbox: it ends at once, and with it went the
+ * confirmation it had just sent the peer, or the reply to the peer's query
+ * it carried for another lane, and the peer waited for them until it ended
+ * the endpoint (the carrier scenario, about 1 run in 70) */
+void ucp_failover_side_close(ucp_failover_t *fo, int hand_over)
 {
     if (fo->side.uct_ep == NULL) {
         return;
     }
-    uct_ep_pending_purge(fo->side.uct_ep, ucp_failover_side_purge_cb, NULL);
+    if (hand_over && (fo->side.pending > 0)) {
+        ucs_diag("ep %p: lane %u's side channel closes with %u messages not "
+                 "yet sent (no connection reply from the peer's aux "
+                 "interface yet): they go by the outbox", fo->ep, fo->lane,
+                 fo->side.pending);
+    }
+    uct_ep_pending_purge(fo->side.uct_ep,
+                         hand_over ? ucp_failover_side_hand_over_cb :
+                                     ucp_failover_side_purge_cb, NULL);
     uct_ep_destroy(fo->side.uct_ep);
     ucp_worker_iface_unprogress_ep(fo->side.wiface);
     fo->side.uct_ep  = NULL;
@@ -259,7 +288,7 @@ void ucp_failover_side_progress(ucp_failover_t *fo)
     if (fo->side.failed) {
         ucs_diag("ep %p: lane %u's aux endpoint to the peer failed", fo->ep,
                  fo->lane);
-        ucp_failover_side_close(fo);
+        ucp_failover_side_close(fo, 0);
         fo->side.failed = 0;
     }
 }
