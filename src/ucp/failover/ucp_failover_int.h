@@ -113,9 +113,6 @@ typedef struct ucp_failover {
         uint8_t             self;         /* the try's ask came back to us:
                                              an endpoint connected to its
                                              own worker */
-        uint8_t             prover;       /* the try's asker: it probes and
-                                             confirms (the answerer
-                                             restores on its confirm) */
         uint8_t             carrier_lost; /* the lane carrying our traffic
                                              failed too, and its failover
                                              awaits us: the rebuild's

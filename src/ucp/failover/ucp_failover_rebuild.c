@@ -51,7 +51,8 @@
  *            flush completes the new connection works both ways, else the
  *            try ends (and both new endpoints are dropped: neither side
  *            sent anything else on them)
- *   confirm  we tell the peer; each side then restores its half, alone:
+ *   confirm  we tell the peer, on the new connection; each side then
+ *            restores its half, alone:
  *   restore  the lane's index holds its traffic again; its requests still
  *            waiting on the other lane come back first in line; a marker
  *            goes on the other lane behind everything the lane sent there,
@@ -401,7 +402,6 @@ static void ucp_failover_rebuild_asked(ucp_ep_h ep,
         return;
     }
     fo->rebuild.state      = UCP_FAILOVER_REBUILD_ANSWERED;
-    fo->rebuild.prover     = 0;
     fo->rebuild.failed     = 0;
     fo->rebuild.attempt    = rb->attempt;
     fo->rebuild.peer_seq   = msg->seq;
@@ -460,7 +460,6 @@ static void ucp_failover_rebuild_probe(ucp_failover_t *fo, uint32_t peer_seq,
     }
 
     fo->rebuild.state        = UCP_FAILOVER_REBUILD_PROBING;
-    fo->rebuild.prover       = 1;
     fo->rebuild.peer_seq     = peer_seq;
     fo->rebuild.peer_ep_id   = peer_ep_id;
     fo->rebuild.flush_posted = 0;
@@ -656,8 +655,13 @@ static int ucp_failover_rebuild_port_back(ucp_failover_t *fo)
 }
 
 /* The new connection is proven: tell the peer (the try's answerer), which
- * restores its half when it has this. Said again over the side channel if
- * the carrier dies while restoring: the first may have gone on it. */
+ * restores its half when it has this. On that connection: the probe came
+ * through it, and it does not die with the carrier. (Over a live lane, or
+ * the side channel when the carrier was lost, the confirmation was lost
+ * with the carrier, or never left the side channel's aux endpoint, whose
+ * connection request had gone while the path was silent: the answerer
+ * never restored and ended the endpoint: the carrier scenario, 4 runs of
+ * 110.) */
 static ucs_status_t ucp_failover_rebuild_confirm(ucp_failover_t *fo)
 {
     ucp_failover_rebuild_buf_t confirm;
@@ -671,7 +675,7 @@ static ucs_status_t ucp_failover_rebuild_confirm(ucp_failover_t *fo)
     confirm.rb.uuid          = fo->ep->worker->uuid;
     confirm.rb.peer_seq      = fo->rebuild.peer_seq;
     confirm.rb.attempt       = fo->rebuild.attempt;
-    return ucp_failover_rebuild_send(fo, &confirm, 0);
+    return ucp_failover_msg_post(fo->rebuild.uct_ep, &confirm.hdr);
 }
 
 void ucp_failover_rebuild_progress(ucp_failover_t *fo)
@@ -838,19 +842,6 @@ void ucp_failover_rebuild_carrier_lost(ucp_failover_t *fo)
         ucs_diag("ep %p: no side channel for lane %u: %s", ep, fo->lane,
                  ucs_status_string(status));
     }
-    if ((fo->state == UCP_FAILOVER_RESTORE) && fo->rebuild.prover &&
-        !fo->rebuild.self) {
-        /* restoring what we proved: our confirmation may have gone on the
-         * carrier and died with it, and the peer, which answered our ask,
-         * would wait for it until its try timed out and dropped the
-         * endpoint our new connection needs (the carrier scenario: 2
-         * endpoints of 32 ended). Said again: a peer that had it is
-         * restoring and ignores it. (Only the prover: an answerer's
-         * confirmation could meet a later try of the peer's with the same
-         * attempt number.) */
-        ucp_failover_rebuild_confirm(fo);
-        return;
-    }
     if (fo->state != UCP_FAILOVER_FORWARD) {
         return;
     }
@@ -903,9 +894,12 @@ void ucp_failover_rebuild_msg(ucp_worker_h worker,
         if (msg->token_length < sizeof(*rb)) {
             break;
         }
+        /* the try is the asker's failover and its attempt (attempts
+         * alone repeat across failovers of one lane) */
         fo = ucp_failover_find(ep, rb->peer_seq);
         if ((fo != NULL) && (fo->state == UCP_FAILOVER_FORWARD) &&
             (fo->rebuild.state == UCP_FAILOVER_REBUILD_ANSWERED) &&
+            (fo->rebuild.peer_seq == msg->seq) &&
             (fo->rebuild.attempt == rb->attempt)) {
             ucp_failover_restore_start(fo);
         }

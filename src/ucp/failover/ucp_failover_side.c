@@ -183,10 +183,9 @@ static void ucp_failover_side_hand_over_cb(uct_pending_req_t *self, void *arg)
  * (its connection reply can be hundreds of ms away when its first packets
  * went while the path was silent) are dropped when the endpoint ends or
  * the aux endpoint failed (hand_over 0). A failover that restores its lane
- * hands them to the outbox: it ends at once, and with it went the
- * confirmation it had just sent the peer, or the reply to the peer's query
- * it carried for another lane, and the peer waited for them until it ended
- * the endpoint (the carrier scenario, about 1 run in 70) */
+ * hands them to the outbox: it ends at once, and with it went the reply
+ * to the peer's query it carried for another lane, which the peer waited
+ * for until it ended the endpoint (the carrier scenario, 1 run in 60) */
 void ucp_failover_side_close(ucp_failover_t *fo, int hand_over)
 {
     if (fo->side.uct_ep == NULL) {
