@@ -172,6 +172,27 @@ ucp_failover_t *ucp_failover_of_lane(ucp_ep_h ep, ucp_lane_index_t lane)
     return found;
 }
 
+/* A connection of the endpoint made again and proven, whose lane is being
+ * restored (the lane's traffic waits in its hold meanwhile): it reaches the
+ * peer's failover of that lane, which restores too or takes the
+ * confirmation that came first on it */
+uct_ep_h ucp_failover_restoring_ep(ucp_ep_h ep)
+{
+    uct_ep_h found = NULL;
+    ucp_failover_t *fo;
+
+    ucs_spin_lock(&ucp_failover_lock);
+    ucs_list_for_each(fo, &ucp_failover_list, list) {
+        if ((fo->ep == ep) && (fo->state == UCP_FAILOVER_RESTORE) &&
+            (fo->rebuild.uct_ep != NULL) && !fo->rebuild.failed) {
+            found = fo->rebuild.uct_ep;
+            break;
+        }
+    }
+    ucs_spin_unlock(&ucp_failover_lock);
+    return found;
+}
+
 /* A failover of the endpoint whose side channel can reach the peer: one
  * open, else one whose carrier died, else one that knows the address */
 ucp_failover_t *ucp_failover_side_owner(ucp_ep_h ep)

@@ -277,6 +277,7 @@ ucp_failover_t *ucp_failover_find(ucp_ep_h ep, uint32_t seq);
 ucp_failover_t *
 ucp_failover_find_lane(ucp_ep_h ep, const ucp_failover_rebuild_msg_t *rb);
 ucp_failover_t *ucp_failover_of_lane(ucp_ep_h ep, ucp_lane_index_t lane);
+uct_ep_h ucp_failover_restoring_ep(ucp_ep_h ep);
 ucp_failover_t *ucp_failover_side_owner(ucp_ep_h ep);
 
 /* ucp_failover_config.c: UCX_UCP_FAILOVER_*, parsed when they change */

@@ -85,17 +85,28 @@ ucs_status_t ucp_failover_msg_send(ucp_ep_h ep, ucp_lane_index_t lane,
     return ucp_failover_msg_post(ep->uct_eps[lane], msg);
 }
 
-/* A message to the peer: over a live lane other than avoid, or, when none
- * is left, over the side channel of a failover of the endpoint that knows
- * the peer's aux address (ucp_failover_side.c) */
+/* A message to the peer: over a live lane other than avoid; when none is
+ * left, over a connection made again whose lane is being restored (when the
+ * carrier died, the peer queries over it: the reply goes back the same way,
+ * where the confirmation came before it); else over the side channel of a
+ * failover of the endpoint that knows the peer's aux address
+ * (ucp_failover_side.c). A reply posted on the side channel sometimes
+ * never reached the peer, whose query timed out and ended the endpoint
+ * (the carrier scenario: 2 runs of 45 with logging on, 2 of 60 without;
+ * why, not found). */
 ucs_status_t ucp_failover_peer_send(ucp_ep_h ep, ucp_lane_index_t avoid,
                                     const ucp_failover_msg_t *msg)
 {
     ucp_lane_index_t lane = ucp_failover_msg_lane(ep, avoid);
     ucp_failover_t *side;
+    uct_ep_h restoring;
 
     if (lane != UCP_NULL_LANE) {
         return ucp_failover_msg_send(ep, lane, msg);
+    }
+    restoring = ucp_failover_restoring_ep(ep);
+    if (restoring != NULL) {
+        return ucp_failover_msg_post(restoring, msg);
     }
     side = ucp_failover_side_owner(ep);
     return (side == NULL) ? UCS_ERR_NO_RESOURCE :
