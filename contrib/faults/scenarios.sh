@@ -163,6 +163,14 @@ export UCX_TLS=rc_varuna,ud_verbs:aux
 export UCX_LOG_LEVEL=${RC_VARUNA_SC_LOG_LEVEL:-info}
 export UCX_WARN_UNUSED_ENV_VARS=n
 
+# Rounds a second that no unpaced client reaches: the bound of the clients
+# that stop when told (VARUNA_DEMO_STOP). 60,000 was taken for it, and a
+# flapping run's client of 16 endpoints did 69,000 a second on softib and
+# ran out of rounds before the check after the flapping (a failed run,
+# every result right). The arrays of that many rounds are touched only as
+# the rounds go (16 bytes a round).
+SC_ROUNDS_MAX_RATE=250000
+
 
 # ---------------------------------------------------------------- helpers
 # A JSON report field: sc_json KEY LINE
@@ -490,7 +498,7 @@ sc_many()
     SC_LIMIT=$((120 + 4 * after))
     # an upper bound: the client stops when told (unpaced on softib, some
     # 40,000 rounds a second)
-    rounds=$(((after + 4) * 60000))
+    rounds=$(((after + 4) * SC_ROUNDS_MAX_RATE))
     [[ ${SC_MANY_PACE_US:-0} -gt 0 ]] &&
         rounds=$(((after + 4) * 1000000 / SC_MANY_PACE_US))
     sc_mark "$name: varuna_demo on $eps endpoint pairs ($(sc_many_pace));" \
@@ -1003,7 +1011,7 @@ sc_cycles()
         # backend that cannot take that, paced (SC_MANY_PACE_US). The
         # client stops when the cycles are done (an upper bound: unpaced
         # on softib, some 50,000 rounds a second and a cycle of 1 to 3 s)
-        rounds=$((n * (3 + gap) * 60000))
+        rounds=$((n * (3 + gap) * SC_ROUNDS_MAX_RATE))
         sc_mark "cycles: $n fail/heal cycles on $eps endpoint pairs" \
                  "(varuna_demo $(sc_many_pace), $((2 * eps)) rounds in" \
                  "flight)"
@@ -1502,7 +1510,7 @@ sc_udqp()
 # ("awaited_rebuild":true) on both sides.
 sc_carrier()
 {
-    local eps=${1:-16} name t awaited moved failovers pids restored
+    local eps=${1:-16} name t awaited moved failovers pids restored rounds
     local SC_A_NET SC_A_STANDBY SC_B_NET SC_B_STANDBY
     local -x UCX_MAX_EAGER_LANES=2 UCX_MAX_RNDV_LANES=2
 
@@ -1513,7 +1521,11 @@ sc_carrier()
             "($(sc_many_pace)); links 1+2 silent; once moved, links 3+4" \
             "(the carrier) down, and 0.3 s later 1+2 heal"
     SC_LIMIT=120
-    sc_start_many "$name" $((SC_LIMIT * 60000)) "$eps"
+    # an upper bound: the client stops when told
+    rounds=$((SC_LIMIT * SC_ROUNDS_MAX_RATE))
+    [[ ${SC_MANY_PACE_US:-0} -gt 0 ]] &&
+        rounds=$((SC_LIMIT * 1000000 / SC_MANY_PACE_US))
+    sc_start_many "$name" $rounds "$eps"
     sc_wait_round 1
     fsleep 1
     link_blackhole 1 A
@@ -1751,13 +1763,13 @@ sc_flap()
     ((after > 0)) && extra=$((after + 60))
     SC_LIMIT=$((secs + 120 + extra))
     # an upper bound: the client stops when told. Unpaced, no client
-    # reaches 60,000 rounds a second; paced, its rounds must outlast the
+    # reaches SC_ROUNDS_MAX_RATE; paced, its rounds must outlast the
     # scenario's limit, not the flapping and 20 s: on rxe beside a
     # CPU-bound process the start and the link changes stretched the
     # timeline, and the client's 15,000 rounds of 2 ms ran out before
     # the primaries went down after the flapping (a failed run, every
     # result right)
-    rounds=$(((secs + 20 + extra) * 60000))
+    rounds=$(((secs + 20 + extra) * SC_ROUNDS_MAX_RATE))
     [[ ${SC_MANY_PACE_US:-0} -gt 0 ]] &&
         rounds=$((SC_LIMIT * 1000000 / SC_MANY_PACE_US))
     sc_mark "$name: varuna_demo on $eps endpoint pairs over two UCP lanes" \
