@@ -155,7 +155,7 @@ static unsigned ucp_failover_outbox_progress(void *arg)
 
 /* A message goes now over a lane other than avoid, or from the progress
  * when none has resources (an answer to a query, a refusal, a marker's
- * answer) */
+ * answer, what a restoring failover's side channel still held) */
 void ucp_failover_msg_send_queued(ucp_ep_h ep, ucp_lane_index_t avoid,
                                   const ucp_failover_msg_t *msg)
 {
